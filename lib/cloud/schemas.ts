@@ -1,0 +1,320 @@
+/**
+ * valibot schemas of every Ankra Cloud API document this controller reads. Objects are loose (unknown fields are
+ * kept and ignored: the API adds fields, and the zone capabilities document has ~35 we never read); wrong types are
+ * rejected. Field rules follow `ankra-cloud-api.md`.
+ *
+ * @module
+ */
+import * as v from "valibot";
+
+const nullableString = v.nullable(v.string());
+const optionalNullableString = v.optional(v.nullable(v.string()), null);
+
+/** RFC 7807 problem document. */
+export const ProblemSchema = v.looseObject({
+  type: v.optional(v.string(), "about:blank"),
+  title: v.optional(v.string(), ""),
+  status: v.optional(v.number()),
+  detail: v.optional(v.string()),
+  reason: v.optional(v.string()),
+});
+/** An RFC 7807 problem document. */
+export type Problem = v.InferOutput<typeof ProblemSchema>;
+
+/** `Labels`: string values by key. */
+export const LabelsSchema = v.record(v.string(), v.string());
+
+/** `Operation` (the fields a controller reads; the rest is kept). */
+export const OperationSchema = v.looseObject({
+  id: v.string(),
+  kind: v.string(),
+  status: v.picklist(["pending", "running", "succeeded", "failed", "cancelled"]),
+  error: v.optional(v.string(), ""),
+  load_balancer_id: optionalNullableString,
+  edge_id: optionalNullableString,
+  server_id: optionalNullableString,
+  created_at: v.string(),
+  finished_at: optionalNullableString,
+});
+/** An asynchronous operation. */
+export type Operation = v.InferOutput<typeof OperationSchema>;
+
+/** Server `state` values. */
+export const SERVER_STATES = ["creating", "starting", "started", "stopping", "stopped", "deleting", "error"] as const;
+
+/** `Server`. */
+export const ServerSchema = v.looseObject({
+  id: v.string(),
+  zone: v.string(),
+  region: v.optional(v.string()),
+  hostname: v.string(),
+  title: v.optional(v.string(), ""),
+  plan: v.string(),
+  // Unknown future states are kept as strings: the controller treats them as "exists, running".
+  state: v.string(),
+  state_detail: v.optional(v.string(), ""),
+  public_ipv4: optionalNullableString,
+  public_ipv6: optionalNullableString,
+  public_ipv6_prefix: optionalNullableString,
+  public_ipv6_is_private: v.optional(v.boolean(), false),
+  labels: v.optional(LabelsSchema, {}),
+  created_at: v.optional(v.string()),
+  updated_at: v.optional(v.string()),
+});
+/** A server. */
+export type Server = v.InferOutput<typeof ServerSchema>;
+
+/** `Interface`: a server's leg on a private network. */
+export const InterfaceSchema = v.looseObject({
+  id: v.string(),
+  server_id: v.string(),
+  network_id: v.string(),
+  address: v.string(),
+  address6: v.string(),
+  mac_address: v.optional(v.string()),
+  device_index: v.optional(v.number()),
+});
+/** A server's private network interface. */
+export type Interface = v.InferOutput<typeof InterfaceSchema>;
+
+/** `Zone`. */
+export const ZoneSchema = v.looseObject({
+  name: v.string(),
+  region: v.string(),
+  display_name: v.optional(v.string(), ""),
+  position: v.optional(v.number()),
+});
+/** A zone. */
+export type Zone = v.InferOutput<typeof ZoneSchema>;
+
+/** `ZoneCapabilities`: only the fields the controller decodes are checked; the rest is kept. */
+export const ZoneCapabilitiesSchema = v.looseObject({
+  stage: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3)),
+  servers: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  compute_nodes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  features: v.looseObject({
+    compute: v.boolean(),
+    live_migration: v.boolean(),
+    ha_restart: v.boolean(),
+    load_balancer_ha: v.boolean(),
+    separate_edges: v.boolean(),
+  }),
+  reasons: v.optional(v.record(v.string(), v.string()), {}),
+});
+/** What a zone can do. */
+export type ZoneCapabilities = v.InferOutput<typeof ZoneCapabilitiesSchema>;
+
+/** `Network`. */
+export const NetworkSchema = v.looseObject({
+  id: v.string(),
+  zone: v.string(),
+  region: v.string(),
+  zones: v.optional(v.array(v.string()), []),
+  name: v.string(),
+  cidr: v.string(),
+  ula_prefix: v.string(),
+  gateway: v.string(),
+  members: v.optional(v.array(InterfaceSchema)),
+  created_at: v.optional(v.string()),
+});
+/** A private network. */
+export type Network = v.InferOutput<typeof NetworkSchema>;
+
+/** `LoadBalancerHealthCheck` (output). */
+export const HealthCheckSchema = v.looseObject({
+  type: v.picklist(["tcp", "http", "none"]),
+  path: v.string(),
+  expected_status: v.string(),
+  interval_seconds: v.number(),
+  rise: v.number(),
+  fall: v.number(),
+});
+/** A backend health check as the API reports it. */
+export type HealthCheck = v.InferOutput<typeof HealthCheckSchema>;
+
+/** `LoadBalancerMember`. */
+export const MemberSchema = v.looseObject({
+  id: v.string(),
+  backend_id: v.optional(v.string(), ""),
+  name: v.string(),
+  address: v.string(),
+  port: v.number(),
+  weight: v.optional(v.number(), 100),
+  enabled: v.optional(v.boolean(), true),
+});
+/** A backend member. */
+export type Member = v.InferOutput<typeof MemberSchema>;
+
+/** `LoadBalancerBackend`. */
+export const BackendSchema = v.looseObject({
+  id: v.string(),
+  name: v.string(),
+  mode: v.picklist(["tcp", "http"]),
+  balance: v.optional(v.string(), "roundrobin"),
+  health_check_path: v.optional(v.string(), ""),
+  health_check: HealthCheckSchema,
+  members: v.optional(v.array(MemberSchema), []),
+});
+/** A load balancer backend. */
+export type Backend = v.InferOutput<typeof BackendSchema>;
+
+/** `LoadBalancerFrontend`. */
+export const FrontendSchema = v.looseObject({
+  id: v.string(),
+  name: v.string(),
+  port: v.number(),
+  mode: v.optional(v.picklist(["tcp", "http"])),
+  backend_id: v.string(),
+  tls: v.optional(v.boolean(), false),
+  certificate_ids: v.optional(v.array(v.string()), []),
+  redirect_to_https: v.optional(v.boolean(), false),
+});
+/** A load balancer frontend. */
+export type Frontend = v.InferOutput<typeof FrontendSchema>;
+
+/** Load balancer `state` values. */
+export const LOAD_BALANCER_STATES = ["creating", "running", "error", "deleting"] as const;
+
+function isIpv4(text: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(text);
+}
+
+/**
+ * `LoadBalancer`. List items come without `nodes`, `frontends` and `backends` (empty arrays here). An older API
+ * only had `address`: when `public_ipv4` / `public_ipv6` are absent it fills the empty one of its family, as the
+ * reference controller does.
+ */
+export const LoadBalancerSchema = v.pipe(
+  v.looseObject({
+    id: v.string(),
+    zone: v.string(),
+    region: v.optional(v.string()),
+    name: v.string(),
+    network_id: v.optional(v.string(), ""),
+    state: v.string(),
+    labels: v.optional(v.nullable(LabelsSchema), {}),
+    high_availability: v.optional(v.boolean()),
+    public_ipv4: optionalNullableString,
+    public_ipv6: optionalNullableString,
+    public_ipv6_addresses: v.optional(v.nullable(v.array(v.string())), []),
+    address: optionalNullableString,
+    configuration_generation: v.optional(v.number(), 0),
+    is_configuration_applied: v.optional(v.boolean(), true),
+    nodes: v.optional(v.array(v.looseObject({ id: v.string(), name: v.string(), state: v.string() })), []),
+    frontends: v.optional(v.array(FrontendSchema), []),
+    backends: v.optional(v.array(BackendSchema), []),
+    active_operation: v.optional(v.nullable(OperationSchema), null),
+    created_at: v.optional(v.string(), ""),
+  }),
+  v.transform((lb) => {
+    const legacy = lb.address?.trim();
+    let publicIpv4 = lb.public_ipv4 ?? null;
+    let publicIpv6 = lb.public_ipv6 ?? null;
+    if (legacy) {
+      if (isIpv4(legacy) && !publicIpv4) publicIpv4 = legacy;
+      else if (legacy.includes(":") && !legacy.toLowerCase().startsWith("::ffff:") && !publicIpv6) {
+        publicIpv6 = legacy;
+      }
+    }
+    return {
+      ...lb,
+      labels: lb.labels ?? {},
+      public_ipv4: publicIpv4,
+      public_ipv6: publicIpv6,
+      public_ipv6_addresses: lb.public_ipv6_addresses ?? [],
+    };
+  }),
+);
+/** A load balancer (summary from a list, or the full document). */
+export type LoadBalancer = v.InferOutput<typeof LoadBalancerSchema>;
+
+/** `EdgeMachine`. */
+export const EdgeMachineSchema = v.looseObject({
+  id: v.string(),
+  name: v.string(),
+  roles: v.array(v.string()),
+  state: v.optional(v.string(), ""),
+  public_ipv4: optionalNullableString,
+  public_ipv6: optionalNullableString,
+  private_ipv4: optionalNullableString,
+  private_ipv6: optionalNullableString,
+});
+
+/** `EdgeMember`. */
+export const EdgeMemberSchema = v.looseObject({
+  id: v.optional(v.string(), ""),
+  name: v.string(),
+  frontend_port: v.number(),
+  address: v.string(),
+  port: v.number(),
+  weight: v.optional(v.number(), 100),
+  enabled: v.optional(v.boolean(), true),
+});
+/** A member of a combined edge's `load_balancer` role. */
+export type EdgeMember = v.InferOutput<typeof EdgeMemberSchema>;
+
+/** `Edge`. */
+export const EdgeSchema = v.looseObject({
+  id: v.string(),
+  zone: v.string(),
+  name: v.string(),
+  network_id: v.string(),
+  roles: v.array(v.string()),
+  placement: v.string(),
+  state: v.string(),
+  public_ipv4: optionalNullableString,
+  load_balancer_id: optionalNullableString,
+  configuration_generation: v.optional(v.number(), 0),
+  machines: v.optional(v.array(EdgeMachineSchema), []),
+  members: v.optional(v.array(EdgeMemberSchema), []),
+  active_operation: v.optional(v.nullable(OperationSchema), null),
+  created_at: v.optional(v.string(), ""),
+});
+/** An edge. */
+export type Edge = v.InferOutput<typeof EdgeSchema>;
+
+/** `Quota`. */
+export const QuotaSchema = v.looseObject({
+  limits: v.record(v.string(), v.number()),
+  usage: v.record(v.string(), v.number()),
+});
+
+/** A list envelope `{items, next_cursor}` of `item`. */
+export function listSchema<T extends v.GenericSchema>(item: T) {
+  return v.looseObject({ items: v.array(item), next_cursor: v.optional(nullableString, null) });
+}
+
+/** Envelope `{<key>: <schema>}`. */
+export function envelopeSchema<K extends string, T extends v.GenericSchema>(key: K, schema: T) {
+  return v.looseObject({ [key]: schema } as { [P in K]: T });
+}
+
+/** Response schemas by operation, used by the client and by the simulator's contract tests. */
+export const RESPONSE_SCHEMAS = {
+  get_server: envelopeSchema("server", ServerSchema),
+  list_servers: listSchema(ServerSchema),
+  list_server_interfaces: listSchema(InterfaceSchema),
+  list_zones: listSchema(ZoneSchema),
+  get_zone_capabilities: ZoneCapabilitiesSchema,
+  list_networks: listSchema(NetworkSchema),
+  get_network: envelopeSchema("network", NetworkSchema),
+  list_load_balancers: listSchema(LoadBalancerSchema),
+  get_load_balancer: envelopeSchema("load_balancer", LoadBalancerSchema),
+  create_load_balancer: v.looseObject({ load_balancer: LoadBalancerSchema, operation: OperationSchema }),
+  update_load_balancer: envelopeSchema("load_balancer", LoadBalancerSchema),
+  delete_load_balancer: envelopeSchema("operation", OperationSchema),
+  create_load_balancer_backend: envelopeSchema("backend", BackendSchema),
+  update_load_balancer_backend: envelopeSchema("backend", BackendSchema),
+  create_load_balancer_frontend: envelopeSchema("frontend", FrontendSchema),
+  replace_load_balancer_members: envelopeSchema("members", v.array(MemberSchema)),
+  list_edges: listSchema(EdgeSchema),
+  get_edge: envelopeSchema("edge", EdgeSchema),
+  update_edge: v.looseObject({ edge: EdgeSchema, operation: OperationSchema }),
+  create_edge: v.looseObject({ edge: EdgeSchema, operation: OperationSchema }),
+  delete_edge: envelopeSchema("operation", OperationSchema),
+  get_operation: envelopeSchema("operation", OperationSchema),
+  get_quotas: QuotaSchema,
+} as const;
+
+/** Names of the operations with a JSON answer. */
+export type OperationId = keyof typeof RESPONSE_SCHEMAS;

@@ -1,0 +1,299 @@
+/**
+ * The single way requests reach the Ankra Cloud API: authentication, `User-Agent`, per-request timeout, TLS with the
+ * system roots plus an optional CA bundle, the shared {@linkcode RequestBudget}, bounded retries with jittered
+ * exponential backoff that honour `Retry-After`, `Idempotency-Key` reuse across the retries of a create, answer
+ * validation with valibot, and request metrics.
+ *
+ * Retried: reads and idempotent writes (GET, PUT, PATCH, DELETE) and keyed creates, on 429, 5xx (except 501),
+ * timeouts and network errors; every method on 429 (the request was not processed). Never retried: other 4xx.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { USER_AGENT } from "../version.ts";
+import { redact } from "../log.ts";
+import type { MetricsRegistry } from "../runtime/metrics.ts";
+import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
+import { ProblemSchema } from "./schemas.ts";
+import { abortableSleep, RequestBudget } from "./request_budget.ts";
+
+/** Retry limits. */
+export interface RetryPolicy {
+  /** Attempts in total, the first included. */
+  maxAttempts: number;
+  /** First backoff, milliseconds. */
+  baseDelayMs: number;
+  /** Largest backoff, milliseconds. */
+  maxDelayMs: number;
+  /** Give up once this much time has passed since the first attempt, milliseconds. */
+  maxElapsedMs: number;
+}
+
+/** Default retries: 5 attempts, 0.5 s doubling to 8 s, at most 60 s in all. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxElapsedMs: 60_000,
+};
+
+/** Options of {@linkcode CloudTransport}. */
+export interface TransportOptions {
+  /** API base URL without trailing slash. */
+  apiUrl: string;
+  /** API token. */
+  token: string;
+  /** PEM of extra CAs. */
+  caBundle?: string;
+  /** Per-request timeout, milliseconds (default 30 s). */
+  timeoutMs?: number;
+  /** The process-wide request budget. */
+  budget: RequestBudget;
+  /** Retry limits (default {@linkcode DEFAULT_RETRY_POLICY}). */
+  retry?: Partial<RetryPolicy>;
+  /** Registry receiving the request metrics. */
+  metrics?: MetricsRegistry;
+  /** Random source for jitter and idempotency keys (tests). */
+  random?: () => number;
+  /** Sleep between retries (tests). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** One API call. */
+export interface CallSpec<S extends v.GenericSchema | undefined> {
+  /** operationId, for errors, metrics and logs. */
+  operation: string;
+  /** HTTP method. */
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** Path below the base URL, with path parameters already encoded. */
+  path: string;
+  /** Query parameters (repeatable). */
+  query?: [string, string][];
+  /** JSON body. */
+  body?: unknown;
+  /** Send an `Idempotency-Key` (a new one per call, reused by its retries). */
+  idempotent?: boolean;
+  /** Schema of a 2xx JSON answer; undefined for answers without a body. */
+  schema: S;
+  /** Caller's abort signal. */
+  signal?: AbortSignal;
+}
+
+/** What {@linkcode CloudTransport.call} returns. */
+export type CallResult<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
+
+const SYSTEM_CA_FILES = [
+  "/etc/ssl/certs/ca-certificates.crt",
+  "/etc/pki/tls/certs/ca-bundle.crt",
+  "/etc/ssl/cert.pem",
+];
+
+/** PEM certificates of the operating system's trust store, when one is found. */
+export function systemCaCertificates(): string[] {
+  for (const file of SYSTEM_CA_FILES) {
+    try {
+      return [Deno.readTextFileSync(file)];
+    } catch { /* try the next */ }
+  }
+  return [];
+}
+
+function headerNumber(headers: Headers, name: string): number | undefined {
+  const value = headers.get(name);
+  if (value === null || value.trim() === "") return undefined;
+  const parsed = Number(value);
+  return Number.isFinite(parsed) ? parsed : undefined;
+}
+
+/** Parses `Retry-After` (seconds or an HTTP date) into milliseconds. */
+export function parseRetryAfter(value: string | null, nowMs = Date.now()): number | undefined {
+  if (value === null || value.trim() === "") return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+function fieldPath(issue: v.BaseIssue<unknown>): string {
+  return v.getDotPath(issue) ?? "(document)";
+}
+
+/** Sends requests to the Ankra Cloud API. */
+export class CloudTransport {
+  readonly #options: TransportOptions;
+  readonly #retry: RetryPolicy;
+  readonly #client: Deno.HttpClient;
+  readonly #random: () => number;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #metrics?: {
+    requests: ReturnType<MetricsRegistry["counter"]>;
+    retries: ReturnType<MetricsRegistry["counter"]>;
+    latency: ReturnType<MetricsRegistry["histogram"]>;
+    remaining: ReturnType<MetricsRegistry["gauge"]>;
+  };
+
+  /** Creates the transport and its TLS client. */
+  constructor(options: TransportOptions) {
+    this.#options = options;
+    this.#retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.#random = options.random ?? Math.random;
+    this.#sleep = options.sleep ?? abortableSleep;
+    const caCerts = [...systemCaCertificates(), ...(options.caBundle ? [options.caBundle] : [])];
+    this.#client = Deno.createHttpClient({ caCerts });
+    if (options.metrics) {
+      const m = options.metrics;
+      this.#metrics = {
+        requests: m.counter("ankra_cloud_requests_total", "Ankra Cloud API requests by operation and HTTP code."),
+        retries: m.counter("ankra_cloud_request_retries_total", "Ankra Cloud API request retries by operation and cause."),
+        latency: m.histogram(
+          "ankra_cloud_request_duration_seconds",
+          "Ankra Cloud API request latency by operation.",
+          [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        ),
+        remaining: m.gauge("ankra_cloud_rate_limit_remaining", "The API's last X-RateLimit-Remaining."),
+      };
+    }
+  }
+
+  /** The shared request budget. */
+  get budget(): RequestBudget {
+    return this.#options.budget;
+  }
+
+  /** Releases the TLS client. */
+  close(): void {
+    this.#client.close();
+  }
+
+  #retryable(spec: CallSpec<v.GenericSchema | undefined>, error: CloudApiError): boolean {
+    if (error.kind === "rate_limited") return true;
+    if (error.reason === "idempotency_key_in_progress") return true;
+    const safe = spec.method !== "POST" || spec.idempotent === true;
+    if (!safe) return false;
+    return error.kind === "server_error" || error.kind === "unavailable" || error.kind === "timeout" ||
+      error.kind === "network";
+  }
+
+  #backoff(attempt: number): number {
+    const exponential = Math.min(this.#retry.maxDelayMs, this.#retry.baseDelayMs * 2 ** (attempt - 1));
+    return Math.round(exponential * (0.5 + this.#random() * 0.5));
+  }
+
+  /**
+   * Sends `spec` (with retries) and returns the validated answer.
+   *
+   * @throws {CloudApiError} for every failure; only `kind: "not_found"` means the resource does not exist.
+   */
+  async call<S extends v.GenericSchema | undefined>(spec: CallSpec<S>): Promise<CallResult<S>> {
+    const started = performance.now();
+    const idempotencyKey = spec.idempotent ? crypto.randomUUID() : undefined;
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#attempt(spec, idempotencyKey);
+      } catch (cause) {
+        if (!(cause instanceof CloudApiError)) throw cause;
+        const elapsed = performance.now() - started;
+        if (!this.#retryable(spec, cause) || attempt >= this.#retry.maxAttempts || spec.signal?.aborted) throw cause;
+        const wait = cause.retryAfterMs !== undefined
+          ? cause.retryAfterMs + Math.round(this.#random() * 250)
+          : this.#backoff(attempt);
+        if (elapsed + wait > this.#retry.maxElapsedMs) throw cause;
+        this.#metrics?.retries.inc({ operation: spec.operation, cause: cause.reason ?? cause.kind });
+        await this.#sleep(wait, spec.signal);
+      }
+    }
+  }
+
+  async #attempt<S extends v.GenericSchema | undefined>(
+    spec: CallSpec<S>,
+    idempotencyKey: string | undefined,
+  ): Promise<CallResult<S>> {
+    const { operation } = spec;
+    await this.#options.budget.acquire(spec.signal);
+    const url = new URL(this.#options.apiUrl + spec.path);
+    for (const [key, value] of spec.query ?? []) url.searchParams.append(key, value);
+    const headers: Record<string, string> = {
+      "authorization": `Bearer ${this.#options.token}`,
+      "accept": "application/json, application/problem+json",
+      "user-agent": USER_AGENT,
+    };
+    if (spec.body !== undefined) headers["content-type"] = "application/json";
+    if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? 30_000);
+    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+    const started = performance.now();
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(url, {
+        method: spec.method,
+        headers,
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        client: this.#client,
+        signal,
+      });
+      text = await response.text();
+    } catch (cause) {
+      const kind: CloudErrorKind = timeout.aborted ? "timeout" : "network";
+      this.#record(operation, kind, started);
+      if (spec.signal?.aborted) throw spec.signal.reason;
+      throw new CloudApiError(kind, { operation, cause: redact(cause instanceof Error ? cause.message : String(cause)) });
+    }
+    this.#record(operation, String(response.status), started);
+    this.#observeRateLimit(response.headers);
+    const status = response.status;
+    if (status >= 200 && status < 300) return this.#decode(spec, status, text);
+    let problem: v.InferOutput<typeof ProblemSchema> | undefined;
+    try {
+      const parsed = v.safeParse(ProblemSchema, JSON.parse(text));
+      if (parsed.success) problem = parsed.output;
+    } catch { /* not JSON */ }
+    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+    if (status === 429 && retryAfterMs !== undefined) this.#options.budget.pauseFor(retryAfterMs);
+    throw new CloudApiError(kindForStatus(status, problem?.reason), {
+      operation,
+      status,
+      reason: problem?.reason,
+      detail: problem?.detail ?? problem?.title ?? (text.length < 200 ? text.trim() || undefined : undefined),
+      retryAfterMs: status === 429 ? (retryAfterMs ?? 1000) : retryAfterMs,
+    });
+  }
+
+  #decode<S extends v.GenericSchema | undefined>(spec: CallSpec<S>, status: number, text: string): CallResult<S> {
+    const { operation } = spec;
+    if (!spec.schema) return undefined as CallResult<S>;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new CloudApiError("invalid_answer", { operation, status, cause: "the body is not JSON" });
+    }
+    const parsed = v.safeParse(spec.schema, json);
+    if (!parsed.success) {
+      const issue = parsed.issues[0];
+      throw new CloudApiError("invalid_answer", {
+        operation,
+        status,
+        cause: `field ${fieldPath(issue)}: ${issue.message}`,
+      });
+    }
+    return parsed.output as CallResult<S>;
+  }
+
+  #record(operation: string, code: string, started: number): void {
+    if (!this.#metrics) return;
+    this.#metrics.requests.inc({ operation, code });
+    this.#metrics.latency.observe((performance.now() - started) / 1000, { operation });
+  }
+
+  #observeRateLimit(headers: Headers): void {
+    const remaining = headerNumber(headers, "x-ratelimit-remaining");
+    if (remaining === undefined) return;
+    this.#options.budget.observe({
+      limit: headerNumber(headers, "x-ratelimit-limit"),
+      remaining,
+      resetEpochSeconds: headerNumber(headers, "x-ratelimit-reset"),
+    });
+    this.#metrics?.remaining.set(remaining);
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * `ankra-cloud-ccm`: the Kubernetes cloud controller manager for Ankra Cloud.
+ *
+ * - `ankra-cloud-ccm [flags]` runs the controller.
+ * - `ankra-cloud-ccm simulator [flags]` runs a local Ankra Cloud API simulator.
+ *
+ * Exit codes: 0 success, 1 failure at run time, 2 bad configuration or command line.
+ *
+ * @module
+ */
+import { ConfigError, resolveCommand } from "./lib/config.ts";
+import { configureLogging, error, redact, registerSecret } from "./lib/log.ts";
+import { runController } from "./lib/controller_manager.ts";
+import { runSimulatorCommand } from "./lib/simulator/command.ts";
+
+/** Runs the command line `args` and returns the process exit code. */
+export async function main(args: string[]): Promise<number> {
+  let command;
+  try {
+    command = resolveCommand(args, { env: Deno.env.toObject() });
+  } catch (cause) {
+    if (cause instanceof ConfigError) {
+      console.error(`ankra-cloud-ccm: ${redact(cause.message)}`);
+      return 2;
+    }
+    throw cause;
+  }
+  switch (command.kind) {
+    case "help":
+    case "version":
+      console.log(command.text);
+      return 0;
+    case "simulator":
+      return await runSimulatorCommand(command.args);
+    case "run": {
+      registerSecret(command.config.cloud.token);
+      configureLogging({ verbosity: command.config.verbosity, format: command.config.loggingFormat });
+      return await runController(command.config);
+    }
+  }
+}
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await main(Deno.args);
+  } catch (cause) {
+    error("fatal error", { error: redact(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)) });
+    code = 1;
+  }
+  Deno.exit(code);
+}
