@@ -11,7 +11,7 @@
  */
 import * as v from "valibot";
 import { USER_AGENT } from "../version.ts";
-import { redact } from "../log.ts";
+import { redact, registerSecret } from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
 import { ProblemSchema } from "./schemas.ts";
@@ -135,6 +135,7 @@ export class CloudTransport {
   /** Creates the transport and its TLS client. */
   constructor(options: TransportOptions) {
     this.#options = options;
+    registerSecret(options.token);
     this.#retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.#random = options.random ?? Math.random;
     this.#sleep = options.sleep ?? abortableSleep;

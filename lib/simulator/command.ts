@@ -1,11 +1,93 @@
 /**
- * `ankra-cloud-ccm simulator`: runs the local Ankra Cloud API simulator.
+ * `ankra-cloud-ccm simulator --listen HOST:PORT [--seed FILE] [--token TOKEN]`: runs the local Ankra Cloud API
+ * simulator until SIGINT or SIGTERM. `--token` adds a token with operate scope (or read the token from the
+ * environment variable `ANKRA_CLOUD_TOKEN` with `--token-from-env`, so it does not appear in the process list).
  *
  * @module
  */
+import { parseArgs } from "node:util";
+import { parseSeed, defaultSeed, type Seed } from "./seed.ts";
+import { startSimulator } from "./server.ts";
+
+const HELP = `ankra-cloud-ccm simulator: a local Ankra Cloud API for tests and demos
+
+Usage:
+  ankra-cloud-ccm simulator [--listen=127.0.0.1:8787] [--seed=FILE] [--token=TOKEN | --token-from-env]
+
+  --listen=HOST:PORT   address to serve on (default 127.0.0.1:8787; keep it on loopback: the control API
+                       under /_simulator has no authentication)
+  --seed=FILE          JSON seed: zones, networks, servers, edges, tokens, settings (see docs/simulator.md);
+                       default: zone de-fsn1 (eu-central, two compute nodes) and network net-default
+  --token=TOKEN        add an API token with operate scope
+  --token-from-env     add ANKRA_CLOUD_TOKEN as a token with operate scope
+  --tls-cert=FILE --tls-key=FILE   serve HTTPS
+`;
+
+function fail(message: string): number {
+  console.error(`ankra-cloud-ccm simulator: ${message}`);
+  return 2;
+}
 
 /** Runs the simulator command line; returns the exit code. */
-export function runSimulatorCommand(_args: string[]): Promise<number> {
-  console.error("ankra-cloud-ccm: the simulator command is not built yet");
-  return Promise.resolve(2);
+export async function runSimulatorCommand(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        listen: { type: "string", default: "127.0.0.1:8787" },
+        seed: { type: "string" },
+        token: { type: "string", multiple: true },
+        "token-from-env": { type: "boolean" },
+        "tls-cert": { type: "string" },
+        "tls-key": { type: "string" },
+        help: { type: "boolean" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (cause) {
+    const name = /'(--[a-z-]+)/.exec((cause as Error).message)?.[1];
+    return fail(name ? `unknown or incomplete flag ${name}: see --help` : "bad command line: see --help");
+  }
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const match = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(values.listen ?? "");
+  if (!match || Number(match[2]) > 65535) return fail(`--listen must be HOST:PORT, e.g. 127.0.0.1:8787`);
+  let seed: Seed;
+  try {
+    seed = values.seed ? parseSeed(JSON.parse(await Deno.readTextFile(values.seed))) : defaultSeed();
+  } catch (cause) {
+    return fail(`--seed ${values.seed}: ${(cause as Error).message}`);
+  }
+  const tokens = [...(values.token ?? [])];
+  if (values["token-from-env"]) {
+    const token = Deno.env.get("ANKRA_CLOUD_TOKEN");
+    if (!token) return fail("--token-from-env: ANKRA_CLOUD_TOKEN is not set");
+    tokens.push(token.trim());
+  }
+  for (const token of tokens) {
+    if (token.length < 8) return fail("--token must be at least 8 characters");
+    seed.tokens.push({ token, scope: "read_write" });
+  }
+  if (seed.tokens.length === 0) {
+    console.error("ankra-cloud-ccm simulator: no token configured: every API request will get 401 (use --token)");
+  }
+  const tls = values["tls-cert"] && values["tls-key"]
+    ? { cert: await Deno.readTextFile(values["tls-cert"]), key: await Deno.readTextFile(values["tls-key"]) }
+    : undefined;
+  const hostname = match[1].replace(/^\[|\]$/g, "");
+  const running = await startSimulator({ seed, hostname, port: Number(match[2]), tls });
+  console.log(`ankra-cloud-ccm simulator listening on ${running.url} (control API ${running.url}/_simulator)`);
+  const stop = Promise.withResolvers<void>();
+  const onSignal = () => stop.resolve();
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  await stop.promise;
+  Deno.removeSignalListener("SIGINT", onSignal);
+  Deno.removeSignalListener("SIGTERM", onSignal);
+  await running.stop();
+  return 0;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { type Config, ConfigError, helpText, parseDuration, resolveCommand } from "../../lib/config.ts";
-import { VERSION } from "../../lib/version.ts";
+import { type Config, ConfigError, helpText, parseDuration, resolveCommand } from "../lib/config.ts";
+import { VERSION } from "../lib/version.ts";
 
 const TOKEN = "act_c2VjcmV0LXRva2VuLXZhbHVlLWZvci10ZXN0cw";
 
@@ -238,7 +238,7 @@ Deno.test("--help lists every flag with its environment variable and default, wi
 Deno.test("--version prints the program and version from deno.json", async () => {
   const command = resolveCommand(["--version"], { env: {} });
   assert.deepEqual(command, { kind: "version", text: `ankra-cloud-ccm ${VERSION}` });
-  const denoJson = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  const denoJson = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
   assert.equal(denoJson.version, VERSION);
 });
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isGlobalIpv6, isUniqueLocalIpv6, parseIp, parsePrefix, prefixContains } from "../../lib/ip_address.ts";
+import { isGlobalIpv6, isUniqueLocalIpv6, parseIp, parsePrefix, prefixContains } from "../lib/ip_address.ts";
 
 Deno.test("IPv6 addresses are canonicalised: lower-case, longest zero run compressed", () => {
   assert.equal(parseIp("2001:DB8:0:0:0:0:0:1")?.text, "2001:db8::1");

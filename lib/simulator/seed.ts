@@ -1,0 +1,149 @@
+/**
+ * The simulator's seed: the world it starts with (zones, networks, servers with their interfaces, edges, tokens,
+ * quota and timings). JSON with the API's field names; documented in `docs/simulator.md`.
+ *
+ * @module
+ */
+import * as v from "valibot";
+
+const id = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be an id of letters, digits, . _ -"));
+const hostname = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "must match ^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"),
+);
+
+/** A token and its scope (`read`, `read_write`, or a comma list from read, operate, billing.read, …). */
+export const SeedTokenSchema = v.strictObject({
+  token: v.pipe(v.string(), v.minLength(8)),
+  scope: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^(read|read_write|(read|operate|billing\.read|billing\.manage|self)(,(read|operate|billing\.read|billing\.manage|self))*)$/,
+        "must be read, read_write or a comma list of read, operate, billing.read, billing.manage, self",
+      ),
+    ),
+    "read_write",
+  ),
+});
+
+/** A zone and the platform nodes that decide its capabilities. */
+export const SeedZoneSchema = v.strictObject({
+  name: v.pipe(v.string(), v.regex(/^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/)),
+  region: v.string(),
+  display_name: v.optional(v.string()),
+  position: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10000))),
+  compute_nodes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 2),
+  servers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  storage_backends: v.optional(v.array(v.picklist(["ankra-local", "ceph", "ankra-s3-single"])), ["ankra-local"]),
+});
+
+/** A private network. */
+export const SeedNetworkSchema = v.strictObject({
+  id,
+  name: v.string(),
+  zone: v.string(),
+  zones: v.optional(v.array(v.string())),
+  cidr: v.string(),
+  ula_prefix: v.string(),
+});
+
+/** A server's leg on a network; `address` is allocated when absent, `address6` is derived. */
+export const SeedInterfaceSchema = v.strictObject({
+  network_id: v.string(),
+  address: v.optional(v.string()),
+});
+
+/** A server. */
+export const SeedServerSchema = v.strictObject({
+  id: v.optional(id),
+  hostname,
+  zone: v.string(),
+  title: v.optional(v.string()),
+  plan: v.optional(v.string(), "standard-2c-4g"),
+  state: v.optional(
+    v.picklist(["creating", "starting", "started", "stopping", "stopped", "deleting", "error"]),
+    "started",
+  ),
+  public_ipv4: v.optional(v.nullable(v.string())),
+  /** A public IPv6 address, `null` for none, or absent to allocate one. */
+  public_ipv6: v.optional(v.nullable(v.string())),
+  public_ipv6_is_private: v.optional(v.boolean()),
+  labels: v.optional(v.record(v.string(), v.string()), {}),
+  interfaces: v.optional(v.array(SeedInterfaceSchema), []),
+});
+
+/** An edge member as in `EdgeMemberInput`. */
+export const SeedEdgeMemberSchema = v.strictObject({
+  name: v.string(),
+  frontend_port: v.number(),
+  address: v.string(),
+  port: v.number(),
+  weight: v.optional(v.number()),
+  enabled: v.optional(v.boolean()),
+});
+
+/** An edge, created `running` with its addresses. */
+export const SeedEdgeSchema = v.strictObject({
+  id: v.optional(id),
+  name: v.optional(v.string()),
+  network_id: v.string(),
+  roles: v.array(v.picklist(["bastion", "nat_gateway", "load_balancer"])),
+  placement: v.optional(v.picklist(["separate", "combined"])),
+  members: v.optional(v.array(SeedEdgeMemberSchema), []),
+});
+
+/** Timings and limits. */
+export const SeedSettingsSchema = v.strictObject({
+  load_balancer_quota: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 5),
+  load_balancer_create_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 3000),
+  load_balancer_delete_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 1000),
+  edge_sync_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 1000),
+  rate_limit_per_minute: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 600),
+  email_verified: v.optional(v.boolean(), true),
+  payment: v.optional(
+    v.picklist(["ok", "payment_method_required", "owner_approval_required", "account_suspended"]),
+    "ok",
+  ),
+});
+
+/** The seed document. */
+export const SeedSchema = v.strictObject({
+  settings: v.optional(SeedSettingsSchema, {}),
+  tokens: v.optional(v.array(SeedTokenSchema), []),
+  zones: v.optional(v.array(SeedZoneSchema), []),
+  networks: v.optional(v.array(SeedNetworkSchema), []),
+  servers: v.optional(v.array(SeedServerSchema), []),
+  edges: v.optional(v.array(SeedEdgeSchema), []),
+});
+
+/** A parsed seed. */
+export type Seed = v.InferOutput<typeof SeedSchema>;
+/** Settings of a parsed seed. */
+export type SimulatorSettings = v.InferOutput<typeof SeedSettingsSchema>;
+/** A server of a parsed seed (also the control API's "add server" body). */
+export type SeedServer = v.InferOutput<typeof SeedServerSchema>;
+
+/** The world without a seed file: one zone with its region (two compute nodes) and one private network. */
+export function defaultSeed(): Seed {
+  return parseSeed({
+    zones: [{ name: "de-fsn1", region: "eu-central", display_name: "Falkenstein 1", compute_nodes: 2 }],
+    networks: [{
+      id: "net-default",
+      name: "default",
+      zone: "de-fsn1",
+      cidr: "10.0.0.0/16",
+      ula_prefix: "fd64:0:0:1::/64",
+    }],
+  });
+}
+
+/** Validates a seed document; the error names the field. */
+export function parseSeed(input: unknown): Seed {
+  const parsed = v.safeParse(SeedSchema, input);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    throw new Error(`seed: field ${v.getDotPath(issue) ?? "(document)"}: ${issue.message}`);
+  }
+  return parsed.output;
+}

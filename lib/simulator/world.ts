@@ -1,0 +1,571 @@
+/**
+ * The simulator's world: zones, networks, servers, tokens, operations and the address pools, with a clock that
+ * drives life cycles. Time-driven transitions (a load balancer becoming `running`, an edge sync finishing) are
+ * applied lazily by {@linkcode World.tick} on every request, so the simulator needs no timers.
+ *
+ * Load balancers and edges live in their own modules and keep their state here.
+ *
+ * @module
+ */
+import {
+  addressInPrefix,
+  formatIpv4,
+  type IpAddress,
+  type IpPrefix,
+  parseIp,
+  parsePrefix,
+  prefixContains,
+} from "../ip_address.ts";
+import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
+import type { Seed, SeedServer, SimulatorSettings } from "./seed.ts";
+
+/** A zone and its platform nodes. */
+export interface ZoneState {
+  name: string;
+  region: string;
+  display_name: string;
+  position: number;
+  compute_nodes: number;
+  servers: number;
+  storage_backends: string[];
+  created_at: string;
+}
+
+/** A private network. */
+export interface NetworkState {
+  id: string;
+  name: string;
+  zone: string;
+  region: string;
+  zones: string[];
+  cidr: string;
+  ula_prefix: string;
+  gateway: string;
+  prefix4: IpPrefix;
+  prefix6: IpPrefix;
+  created_at: string;
+  seq: number;
+}
+
+/** A server's network leg. */
+export interface InterfaceState {
+  id: string;
+  server_id: string;
+  network_id: string;
+  address: string;
+  address6: string;
+  mac_address: string;
+  device_index: number;
+}
+
+/** A server. */
+export interface ServerState {
+  id: string;
+  zone: string;
+  hostname: string;
+  title: string;
+  plan: string;
+  state: string;
+  public_ipv4: string | null;
+  public_ipv6: string | null;
+  public_ipv6_prefix: string | null;
+  public_ipv6_is_private: boolean;
+  labels: Record<string, string>;
+  mac_address: string;
+  created_at: string;
+  updated_at: string;
+  interfaces: InterfaceState[];
+  seq: number;
+}
+
+/** An asynchronous operation. */
+export interface OperationState {
+  id: string;
+  kind: string;
+  status: "pending" | "running" | "succeeded" | "failed" | "cancelled";
+  load_balancer_id: string | null;
+  edge_id: string | null;
+  server_id: string | null;
+  error: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  deadline_at: string;
+  events: { at: string; kind: string; message: string; data: Record<string, unknown> }[];
+  /** Clock time at which it finishes. */
+  finishAt: number;
+  /** Applied when it finishes. */
+  onFinish?: () => void;
+}
+
+/** Token scopes. */
+export interface TokenState {
+  token: string;
+  scope: string;
+}
+
+const PLANS: Record<string, { cores: number; memory: number; storage: number }> = {
+  "starter-1c-1g": { cores: 1, memory: 1024, storage: 20 },
+  "standard-2c-4g": { cores: 2, memory: 4096, storage: 40 },
+  "standard-4c-8g": { cores: 4, memory: 8192, storage: 80 },
+};
+
+/** The world. */
+export class World {
+  /** Timings and limits (the control API changes them). */
+  settings: SimulatorSettings;
+  readonly zones = new Map<string, ZoneState>();
+  readonly networks = new Map<string, NetworkState>();
+  readonly servers = new Map<string, ServerState>();
+  readonly operations = new Map<string, OperationState>();
+  readonly tokens = new Map<string, TokenState>();
+  readonly #clock: () => number;
+  #seq = 0;
+  #ipv6Pool = 0;
+  #ipv4Pool = 0;
+
+  /** Creates a world from a parsed seed. */
+  constructor(seed: Seed, options: { clock?: () => number } = {}) {
+    this.#clock = options.clock ?? Date.now;
+    this.settings = { ...seed.settings } as SimulatorSettings;
+    for (const token of seed.tokens) this.tokens.set(token.token, { token: token.token, scope: token.scope });
+    for (const zone of seed.zones) {
+      this.zones.set(zone.name, {
+        name: zone.name,
+        region: zone.region,
+        display_name: zone.display_name ?? zone.name,
+        position: zone.position ?? this.zones.size * 10,
+        compute_nodes: zone.compute_nodes,
+        servers: zone.servers ?? zone.compute_nodes,
+        storage_backends: zone.storage_backends,
+        created_at: this.isoNow(),
+      });
+    }
+    for (const network of seed.networks) this.addNetwork(network);
+    for (const server of seed.servers) this.addServer(server);
+  }
+
+  /** The clock, milliseconds. */
+  now(): number {
+    return this.#clock();
+  }
+
+  /** The clock as an RFC 3339 string. */
+  isoNow(offsetMs = 0): string {
+    return new Date(this.#clock() + offsetMs).toISOString();
+  }
+
+  /** A new id `prefix-<sequence>`; ids of one kind sort in creation order. */
+  newId(prefix: string): { id: string; seq: number } {
+    const seq = ++this.#seq;
+    return { id: `${prefix}-${seq.toString(36).padStart(6, "0")}`, seq };
+  }
+
+  /** Finishes every operation whose time has come. */
+  tick(): void {
+    const now = this.now();
+    const due = [...this.operations.values()]
+      .filter((op) => op.status === "running" && op.finishAt <= now)
+      .sort((a, b) => a.finishAt - b.finishAt);
+    for (const op of due) {
+      op.status = "succeeded";
+      op.finished_at = new Date(op.finishAt).toISOString();
+      op.events.push({ at: op.finished_at, kind: "finished", message: `${op.kind} succeeded`, data: {} });
+      op.onFinish?.();
+    }
+  }
+
+  /** Starts an operation that finishes after `delayMs`. */
+  startOperation(
+    kind: string,
+    options: { delayMs: number; loadBalancerId?: string; edgeId?: string; onFinish?: () => void },
+  ): OperationState {
+    const { id } = this.newId("op");
+    const op: OperationState = {
+      id,
+      kind,
+      status: "running",
+      load_balancer_id: options.loadBalancerId ?? null,
+      edge_id: options.edgeId ?? null,
+      server_id: null,
+      error: "",
+      created_at: this.isoNow(),
+      started_at: this.isoNow(),
+      finished_at: null,
+      deadline_at: this.isoNow(30 * 60_000),
+      events: [{ at: this.isoNow(), kind: "started", message: `${kind} started`, data: {} }],
+      finishAt: this.now() + options.delayMs,
+      onFinish: options.onFinish,
+    };
+    this.operations.set(id, op);
+    return op;
+  }
+
+  /** The API document of an operation. */
+  operationDocument(op: OperationState, withEvents = false): Record<string, unknown> {
+    const doc: Record<string, unknown> = {
+      id: op.id,
+      kind: op.kind,
+      server_id: op.server_id,
+      storage_id: null,
+      backup_id: null,
+      template_id: null,
+      router_id: null,
+      floating_ip_id: null,
+      load_balancer_id: op.load_balancer_id,
+      edge_id: op.edge_id,
+      status: op.status,
+      step: op.status === "running" ? "configure" : "done",
+      step_index: op.status === "running" ? 1 : 2,
+      step_count: 2,
+      error: op.error,
+      created_at: op.created_at,
+      started_at: op.started_at,
+      finished_at: op.finished_at,
+      deadline_at: op.deadline_at,
+      actor: "token:simulator",
+    };
+    if (withEvents) doc.events = op.events.slice(-100);
+    return doc;
+  }
+
+  // --- address pools ---------------------------------------------------------------------------------------------
+
+  /** A fresh public /64 and its first address (documentation range 2001:db8::/32). */
+  allocatePublicIpv6(): { address: string; prefix: string } {
+    const n = ++this.#ipv6Pool;
+    const prefix = parsePrefix(`2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::/64`)!;
+    return { address: addressInPrefix(prefix, 1n).text, prefix: `${addressInPrefix(prefix, 0n).text}/64` };
+  }
+
+  /** A fresh public IPv4 (documentation ranges 203.0.113.0/24, then 198.51.100.0/24). */
+  allocatePublicIpv4(): string {
+    const n = this.#ipv4Pool++;
+    if (n < 254) return `203.0.113.${n + 1}`;
+    if (n < 508) return `198.51.100.${n - 253}`;
+    throw new ProblemError(503, "no public IPv4 address is free");
+  }
+
+  // --- zones -----------------------------------------------------------------------------------------------------
+
+  /** The zone or a 404. */
+  zone(name: string): ZoneState {
+    const zone = this.zones.get(name);
+    if (!zone) throw notFound("zone", name);
+    return zone;
+  }
+
+  /** Zones in listing order. */
+  listZones(): ZoneState[] {
+    return [...this.zones.values()].sort((a, b) => a.position - b.position || a.name.localeCompare(b.name));
+  }
+
+  /** True when the zone can place an HA pair (two compute nodes). */
+  zoneHasLoadBalancerHa(zone: ZoneState): boolean {
+    return zone.compute_nodes >= 2;
+  }
+
+  /** True when edges can be placed on separate VMs (three servers). */
+  zoneHasSeparateEdges(zone: ZoneState): boolean {
+    return zone.servers >= 3;
+  }
+
+  /** The `ZoneCapabilities` document, derived from the zone's nodes as the API documents. */
+  capabilities(zone: ZoneState): Record<string, unknown> {
+    const ceph = zone.storage_backends.includes("ceph");
+    const features = {
+      compute: zone.compute_nodes >= 1,
+      live_migration: zone.compute_nodes >= 2 && ceph,
+      ha_restart: zone.compute_nodes >= 2 && ceph,
+      load_balancer_ha: this.zoneHasLoadBalancerHa(zone),
+      separate_edges: this.zoneHasSeparateEdges(zone),
+    };
+    const reasons: Record<string, string> = {};
+    if (!features.compute) reasons.compute = "the zone has no compute node; it is a network-only location";
+    if (!features.load_balancer_ha) {
+      reasons.load_balancer_ha = `the zone has ${zone.compute_nodes} compute node(s); it needs 2`;
+    }
+    if (!features.live_migration) reasons.live_migration = "needs 2 compute nodes and Ankra Storage (ceph)";
+    if (!features.ha_restart) reasons.ha_restart = "needs 2 compute nodes and Ankra Storage (ceph)";
+    if (!features.separate_edges) {
+      reasons.separate_edges = `the zone has ${zone.servers} server(s); edges on separate VMs start at 3`;
+    }
+    return {
+      stage: Math.min(zone.servers, 3),
+      servers: zone.servers,
+      gateways: zone.servers > 0 ? 1 : 0,
+      compute_nodes: zone.compute_nodes,
+      storage_backends: zone.storage_backends,
+      features,
+      reasons,
+      underlay: "fabric",
+      datacenters: [{ name: null, nodes: zone.servers, storage_nodes: ceph ? zone.servers : 0, compute_nodes: zone.compute_nodes }],
+      latency_budget: [],
+      storage_durability: ceph && zone.servers >= 2 ? "replicated" : "single_copy",
+      storage_durability_reason: null,
+      default_storage_tier: ceph ? "standard" : "local-nvme",
+      ceph_tiers_offered: ceph,
+      ceph_tiers_unavailable_reason: ceph ? null : "Ankra Storage is not active in this zone",
+      public_ipv4: { total: 254, free: Math.max(0, 254 - this.#ipv4Pool) },
+      cpu_pools: [],
+      backup_targets: [],
+      local_storage: { accepts_new_volumes: true, reason: null },
+      warnings: [],
+      recovery: "none",
+      recovery_reason: null,
+      gateway_redundancy: "single",
+      gateway_redundancy_reason: null,
+      uplink_redundancy: "unknown",
+      uplink_redundancy_reason: null,
+      object_storage_durability: "none",
+      offsite_backups: false,
+      offsite_backups_reason: null,
+      default_backup: null,
+    };
+  }
+
+  /** The `Zone` document. */
+  zoneDocument(zone: ZoneState): Record<string, unknown> {
+    return {
+      name: zone.name,
+      region: zone.region,
+      display_name: zone.display_name,
+      created_at: zone.created_at,
+      underlay: "fabric",
+      country: "DE",
+      position: zone.position,
+      customer_visible: true,
+      is_private_cloud: false,
+    };
+  }
+
+  // --- networks --------------------------------------------------------------------------------------------------
+
+  /** Adds a network; its zone must exist, its CIDR must be RFC 1918 /16–/29 and its ULA prefix a /64. */
+  addNetwork(input: { id: string; name: string; zone: string; zones?: string[]; cidr: string; ula_prefix: string }) {
+    const zone = this.zone(input.zone);
+    const prefix4 = parsePrefix(input.cidr);
+    if (!prefix4 || prefix4.family !== 4 || prefix4.length < 16 || prefix4.length > 29 || !isPrivateIpv4(prefix4)) {
+      throw badRequest(`network ${input.id}: cidr must be an RFC 1918 IPv4 prefix from /16 to /29`);
+    }
+    const prefix6 = parsePrefix(input.ula_prefix);
+    if (!prefix6 || prefix6.family !== 6 || prefix6.length !== 64) {
+      throw badRequest(`network ${input.id}: ula_prefix must be an IPv6 /64`);
+    }
+    if (this.networks.has(input.id)) throw conflict(`network ${input.id} already exists`);
+    const { seq } = this.newId("net");
+    const zones = input.zones ??
+      [...this.zones.values()].filter((z) => z.region === zone.region).map((z) => z.name).sort();
+    const network: NetworkState = {
+      id: input.id,
+      name: input.name,
+      zone: zone.name,
+      region: zone.region,
+      zones,
+      cidr: `${formatIpv4(prefix4.network)}/${prefix4.length}`,
+      ula_prefix: `${addressInPrefix(prefix6, 0n).text}/64`,
+      gateway: addressInPrefix(prefix4, 1n).text,
+      prefix4,
+      prefix6,
+      created_at: this.isoNow(),
+      seq,
+    };
+    this.networks.set(network.id, network);
+    return network;
+  }
+
+  /** The network or a 404. */
+  network(networkId: string): NetworkState {
+    const network = this.networks.get(networkId);
+    if (!network) throw notFound("network", networkId);
+    return network;
+  }
+
+  /** The `Network` document (`members` only when asked, as `get_network` does). */
+  networkDocument(network: NetworkState, withMembers: boolean): Record<string, unknown> {
+    const doc: Record<string, unknown> = {
+      id: network.id,
+      zone: network.zone,
+      region: network.region,
+      zones: network.zones,
+      name: network.name,
+      cidr: network.cidr,
+      ula_prefix: network.ula_prefix,
+      gateway: network.gateway,
+      router_id: null,
+      created_at: network.created_at,
+    };
+    if (withMembers) {
+      doc.members = [...this.servers.values()].flatMap((s) => s.interfaces)
+        .filter((i) => i.network_id === network.id).map((i) => ({ ...i }));
+    }
+    return doc;
+  }
+
+  /** True when `ip` is a usable host address of the network (not the network, broadcast or gateway address). */
+  isNetworkHost(network: NetworkState, ip: IpAddress): boolean {
+    if (ip.family !== 4 || !prefixContains(network.prefix4, ip)) return false;
+    const size = 1n << BigInt(32 - network.prefix4.length);
+    const offset = ip.value - network.prefix4.network;
+    return offset > 1n && offset < size - 1n;
+  }
+
+  /** The leg's ULA address: the network's /64 with the IPv4 address in the low 32 bits. */
+  address6For(network: NetworkState, address: string): string {
+    return addressInPrefix(network.prefix6, parseIp(address)!.value).text;
+  }
+
+  #allocateNetworkAddress(network: NetworkState): string {
+    const used = new Set(
+      [...this.servers.values()].flatMap((s) => s.interfaces).filter((i) => i.network_id === network.id)
+        .map((i) => i.address),
+    );
+    const size = 1n << BigInt(32 - network.prefix4.length);
+    for (let offset = 10n; offset < size - 1n; offset++) {
+      const candidate = addressInPrefix(network.prefix4, offset).text;
+      if (!used.has(candidate)) return candidate;
+    }
+    throw new ProblemError(503, `network ${network.id} has no free address`);
+  }
+
+  // --- servers ---------------------------------------------------------------------------------------------------
+
+  /** Adds a server (seed or control API); allocates what is not given. */
+  addServer(input: SeedServer): ServerState {
+    const zone = this.zone(input.zone);
+    const { id: generated, seq } = this.newId("srv");
+    const id = input.id ?? generated;
+    if (this.servers.has(id)) throw conflict(`server ${id} already exists`);
+    const publicIpv6 = input.public_ipv6 === undefined ? this.allocatePublicIpv6() : null;
+    let ipv6Text = publicIpv6?.address ?? null;
+    let ipv6Prefix = publicIpv6?.prefix ?? null;
+    if (input.public_ipv6) {
+      const ip = parseIp(input.public_ipv6);
+      if (!ip || ip.family !== 6) throw badRequest(`server ${id}: public_ipv6 must be an IPv6 address`);
+      ipv6Text = ip.text;
+      ipv6Prefix = `${addressInPrefix(parsePrefix(`${ip.text}/64`)!, 0n).text}/64`;
+    }
+    if (input.public_ipv4) {
+      const ip = parseIp(input.public_ipv4);
+      if (!ip || ip.family !== 4) throw badRequest(`server ${id}: public_ipv4 must be an IPv4 address`);
+    }
+    const server: ServerState = {
+      id,
+      zone: zone.name,
+      hostname: input.hostname,
+      title: input.title ?? input.hostname,
+      plan: input.plan,
+      state: input.state,
+      public_ipv4: input.public_ipv4 ?? null,
+      public_ipv6: ipv6Text,
+      public_ipv6_prefix: ipv6Prefix,
+      public_ipv6_is_private: input.public_ipv6_is_private ?? false,
+      labels: { ...input.labels },
+      mac_address: macFor(seq, 0),
+      created_at: this.isoNow(),
+      updated_at: this.isoNow(),
+      interfaces: [],
+      seq,
+    };
+    this.servers.set(id, server);
+    try {
+      this.setInterfaces(server, input.interfaces);
+    } catch (cause) {
+      this.servers.delete(id);
+      throw cause;
+    }
+    return server;
+  }
+
+  /** Replaces a server's network legs (at most 7; one per network). */
+  setInterfaces(server: ServerState, legs: { network_id: string; address?: string }[]): void {
+    if (legs.length > 7) throw badRequest(`server ${server.id}: at most 7 interfaces`);
+    const seen = new Set<string>();
+    const interfaces: InterfaceState[] = [];
+    server.interfaces = [];
+    legs.forEach((leg, index) => {
+      const network = this.network(leg.network_id);
+      if (seen.has(network.id)) throw badRequest(`server ${server.id}: two interfaces on network ${network.id}`);
+      seen.add(network.id);
+      let address = leg.address;
+      if (address !== undefined) {
+        const ip = parseIp(address);
+        if (!ip || !this.isNetworkHost(network, ip)) {
+          throw badRequest(`server ${server.id}: ${address} is not a host address of ${network.cidr}`);
+        }
+        address = ip.text;
+      } else {
+        address = this.#allocateNetworkAddress(network);
+      }
+      interfaces.push({
+        id: `${server.id}-nic${index}`,
+        server_id: server.id,
+        network_id: network.id,
+        address,
+        address6: this.address6For(network, address),
+        mac_address: macFor(server.seq, index + 1),
+        device_index: index + 1,
+      });
+      server.interfaces = interfaces;
+    });
+  }
+
+  /** The server or a 404. */
+  server(serverId: string): ServerState {
+    const server = this.servers.get(serverId);
+    if (!server) throw notFound("server", serverId);
+    return server;
+  }
+
+  /** The `Server` document. */
+  serverDocument(server: ServerState): Record<string, unknown> {
+    const plan = PLANS[server.plan] ?? { cores: 2, memory: 4096, storage: 40 };
+    return {
+      id: server.id,
+      zone: server.zone,
+      region: this.zones.get(server.zone)?.region,
+      hostname: server.hostname,
+      title: server.title,
+      plan: server.plan,
+      cores: plan.cores,
+      memory_mebibytes: plan.memory,
+      storage_gibibytes: plan.storage,
+      template: "debian-12",
+      state: server.state,
+      desired_power: server.state === "stopped" || server.state === "stopping" ? "stopped" : "running",
+      state_detail: server.state === "error" ? "the hypervisor reported a failure" : "",
+      public_ipv4: server.public_ipv4,
+      public_ipv6: server.public_ipv6,
+      public_ipv6_prefix: server.public_ipv6_prefix,
+      public_ipv6_is_private: server.public_ipv6_is_private,
+      ipv6_renumber_available: false,
+      ssh_command: server.public_ipv4 ? `ssh root@${server.public_ipv4}` : null,
+      mac_address: server.mac_address,
+      labels: server.labels,
+      server_group_id: null,
+      ha_policy: "restart",
+      migration_policy: "default",
+      cpu_pool: null,
+      active_operation: null,
+      created_at: server.created_at,
+      updated_at: server.updated_at,
+      managed_by: null,
+    };
+  }
+
+  /** True when `address` is some server's public IPv6 (allowed as a member address even when it is a ULA). */
+  isServerPublicIpv6(ip: IpAddress): boolean {
+    return [...this.servers.values()].some((s) => s.public_ipv6 && parseIp(s.public_ipv6)?.text === ip.text);
+  }
+}
+
+function isPrivateIpv4(prefix: IpPrefix): boolean {
+  const ranges = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"].map((r) => parsePrefix(r)!);
+  const network = parseIp(formatIpv4(prefix.network))!;
+  return ranges.some((range) => prefix.length >= range.length && prefixContains(range, network));
+}
+
+function macFor(seq: number, index: number): string {
+  const bytes = [0x02, 0xa7, (seq >> 16) & 0xff, (seq >> 8) & 0xff, seq & 0xff, index & 0xff];
+  return bytes.map((b) => b.toString(16).padStart(2, "0")).join(":");
+}

@@ -1,0 +1,74 @@
+/**
+ * An in-process simulator and a client for it, for tests.
+ *
+ * @module
+ */
+import { AnkraCloudClient, type ClientOptions } from "../../lib/cloud/client.ts";
+import { type RunningSimulator, startSimulator } from "../../lib/simulator/server.ts";
+import { parseSeed, type Seed } from "../../lib/simulator/seed.ts";
+
+/** The operate-scope token every test simulator knows. */
+export const TEST_TOKEN = "act_dGVzdC10b2tlbi1vcGVyYXRlLXNjb3BlLXh4eHh4eA";
+/** A read-only token every test simulator knows. */
+export const READ_ONLY_TOKEN = "act_cmVhZC1vbmx5LXRva2VuLWZvci10ZXN0cy14eHh4";
+
+/** A seed for tests: two zones in one region, one network, fast life cycles; `extra` is merged over it. */
+export function testSeed(extra: Record<string, unknown> = {}): Seed {
+  const base = {
+    settings: {
+      load_balancer_create_delay_ms: 300,
+      load_balancer_delete_delay_ms: 200,
+      edge_sync_delay_ms: 200,
+      rate_limit_per_minute: 100_000,
+    },
+    tokens: [{ token: TEST_TOKEN, scope: "read_write" }, { token: READ_ONLY_TOKEN, scope: "read" }],
+    zones: [
+      { name: "de-fsn1", region: "eu-central", display_name: "Falkenstein 1", compute_nodes: 2, servers: 3 },
+      { name: "de-fsn2", region: "eu-central", display_name: "Falkenstein 2", compute_nodes: 1 },
+    ],
+    networks: [{ id: "net-1", name: "private", zone: "de-fsn1", cidr: "10.0.0.0/16", ula_prefix: "fd64:1:0:1::/64" }],
+  };
+  const merged: Record<string, unknown> = { ...base, ...extra };
+  merged.settings = { ...base.settings, ...(extra.settings as object ?? {}) };
+  return parseSeed(merged);
+}
+
+/** A running test simulator with a client. */
+export interface TestCloud extends AsyncDisposable {
+  /** The simulator. */
+  simulator: RunningSimulator;
+  /** A client using {@linkcode TEST_TOKEN}. */
+  client: AnkraCloudClient;
+  /** A client with another token or options. */
+  clientWith(options: { token?: string } & ClientOptions & { requestsPerMinute?: number; burst?: number; timeoutMs?: number }): AnkraCloudClient;
+}
+
+/** Starts a simulator with `seed` and a client; `await using` stops both. */
+export async function startTestCloud(
+  seed: Seed = testSeed(),
+  clientOptions: ClientOptions & { requestsPerMinute?: number; burst?: number; timeoutMs?: number } = {},
+): Promise<TestCloud> {
+  const simulator = await startSimulator({ seed });
+  const clients: AnkraCloudClient[] = [];
+  const clientWith: TestCloud["clientWith"] = (options) => {
+    const client = new AnkraCloudClient({
+      apiUrl: simulator.url,
+      token: options.token ?? TEST_TOKEN,
+      requestsPerMinute: options.requestsPerMinute ?? 60_000,
+      requestBurst: options.burst ?? 1_000,
+      requestTimeoutMs: options.timeoutMs ?? 5_000,
+    }, { retry: { baseDelayMs: 20, maxDelayMs: 200 }, ...options });
+    clients.push(client);
+    return client;
+  };
+  const client = clientWith(clientOptions);
+  return {
+    simulator,
+    client,
+    clientWith,
+    async [Symbol.asyncDispose]() {
+      for (const c of clients) c.close();
+      await simulator.stop();
+    },
+  };
+}
