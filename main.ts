@@ -15,6 +15,9 @@ import { runSimulatorCommand } from "./lib/simulator/command.ts";
 
 /** Runs the command line `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
+  // Registered before anything is parsed, so no message about any setting can carry the token.
+  const envToken = Deno.env.get("ANKRA_CLOUD_TOKEN")?.trim();
+  if (envToken) registerSecret(envToken);
   let command;
   try {
     command = resolveCommand(args, { env: Deno.env.toObject() });
@@ -33,7 +36,6 @@ export async function main(args: string[]): Promise<number> {
     case "simulator":
       return await runSimulatorCommand(command.args);
     case "run": {
-      registerSecret(command.config.cloud.token);
       configureLogging({ verbosity: command.config.verbosity, format: command.config.loggingFormat });
       return await runController(command.config);
     }

@@ -11,6 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import * as v from "valibot";
+import { redact, registerSecret } from "./log.ts";
 import { PROGRAM, VERSION } from "./version.ts";
 
 /** Whether new load balancers are HA pairs: decided from the zone (`auto`), always, or never. */
@@ -101,9 +102,9 @@ export interface Config {
 
 /** A configuration problem: one line naming the flag or variable and what to do. */
 export class ConfigError extends Error {
-  /** Creates the error; `message` is the whole line shown to the user. */
+  /** Creates the error; `message` is the whole line shown to the user (registered secrets are redacted). */
   constructor(message: string) {
-    super(message);
+    super(redact(message));
     this.name = "ConfigError";
   }
 }
@@ -493,12 +494,14 @@ function readToken(
   if (file) {
     try {
       token = readFile(file).trim();
+      registerSecret(token);
     } catch (cause) {
       const why = cause instanceof Deno.errors.NotFound ? "it does not exist" : "it cannot be read";
       throw new ConfigError(`--ankra-cloud-token-file ${file}: ${why}; point it at the file holding the API token`);
     }
     if (!token) throw new ConfigError(`--ankra-cloud-token-file ${file} is empty: put the API token in it`);
   }
+  if (token) registerSecret(token);
   if (!token) {
     throw new ConfigError(
       "ANKRA_CLOUD_TOKEN is not set: give the controller an Ankra Cloud API token with operate permission " +

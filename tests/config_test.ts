@@ -248,3 +248,9 @@ Deno.test("the simulator subcommand is routed with its own arguments", () => {
     args: ["--listen", "127.0.0.1:0"],
   });
 });
+
+Deno.test("a token pasted into another setting is redacted from the error naming that setting", () => {
+  const message = refused([], { ANKRA_CLOUD_TOKEN: TOKEN, ANKRA_CLOUD_NETWORK_ID: `${TOKEN} ` + "x".repeat(200) });
+  assert.ok(!message.includes(TOKEN), message);
+  assert.match(message, /ANKRA_CLOUD_NETWORK_ID/);
+});

@@ -170,7 +170,10 @@ export class AnkraCloudClient {
   readonly #transport: CloudTransport;
 
   /** Creates a client from the cloud part of the configuration. */
-  constructor(config: Pick<CloudConfig, "token" | "apiUrl" | "caBundle"> & Partial<CloudConfig>, options: ClientOptions = {}) {
+  constructor(
+    config: Pick<CloudConfig, "token" | "apiUrl" | "caBundle"> & Partial<CloudConfig>,
+    options: ClientOptions = {},
+  ) {
     const budget = options.budget ?? new RequestBudget({
       requestsPerMinute: config.requestsPerMinute ?? 300,
       burst: config.requestBurst ?? 20,

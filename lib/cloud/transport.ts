@@ -145,7 +145,10 @@ export class CloudTransport {
       const m = options.metrics;
       this.#metrics = {
         requests: m.counter("ankra_cloud_requests_total", "Ankra Cloud API requests by operation and HTTP code."),
-        retries: m.counter("ankra_cloud_request_retries_total", "Ankra Cloud API request retries by operation and cause."),
+        retries: m.counter(
+          "ankra_cloud_request_retries_total",
+          "Ankra Cloud API request retries by operation and cause.",
+        ),
         latency: m.histogram(
           "ankra_cloud_request_duration_seconds",
           "Ankra Cloud API request latency by operation.",
@@ -238,7 +241,10 @@ export class CloudTransport {
       const kind: CloudErrorKind = timeout.aborted ? "timeout" : "network";
       this.#record(operation, kind, started);
       if (spec.signal?.aborted) throw spec.signal.reason;
-      throw new CloudApiError(kind, { operation, cause: redact(cause instanceof Error ? cause.message : String(cause)) });
+      throw new CloudApiError(kind, {
+        operation,
+        cause: redact(cause instanceof Error ? cause.message : String(cause)),
+      });
     }
     this.#record(operation, String(response.status), started);
     this.#observeRateLimit(response.headers);

@@ -126,7 +126,12 @@ function fingerprint(method: string, path: string, body: unknown): string {
 export function simulatorApp(sim: Simulator): Hono {
   const app = new Hono();
 
-  function route(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, operation: string, handler: Handler) {
+  function route(
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+    path: string,
+    operation: string,
+    handler: Handler,
+  ) {
     app.on(method, path, async (c) => {
       sim.world.tick();
       const url = new URL(c.req.url);
@@ -144,7 +149,9 @@ export function simulatorApp(sim: Simulator): Hono {
       if (!limit.allowed) {
         sim.record({ ...logged, status: 429, tokenPrefix });
         return problemResponse(
-          new ProblemError(429, "too many requests for this credential", { retryAfterSeconds: limit.retryAfterSeconds }),
+          new ProblemError(429, "too many requests for this credential", {
+            retryAfterSeconds: limit.retryAfterSeconds,
+          }),
           rateHeaders,
         );
       }
@@ -157,9 +164,6 @@ export function simulatorApp(sim: Simulator): Hono {
       const faultName = fault ? JSON.stringify(fault) : undefined;
       const idempotencyKey = c.req.header("idempotency-key");
       const entry = { ...logged, tokenPrefix, idempotencyKey, fault: faultName };
-      if (fault?.latency_ms) {
-        await abortableSleep(fault.latency_ms, sim.shutdown.signal).catch(() => {});
-      }
       if (fault?.hang) {
         sim.record({ ...entry, status: 0 });
         // Held until the simulator stops; the client gives up on its own timeout.
@@ -202,6 +206,8 @@ export function simulatorApp(sim: Simulator): Hono {
             answer = { status: decision.status, body: decision.body };
           }
         }
+        // Latency is spent after a keyed request is registered: a slow create is "in progress".
+        if (fault?.latency_ms) await abortableSleep(fault.latency_ms, sim.shutdown.signal).catch(() => {});
         answer ??= handler({
           params: c.req.param() as Record<string, string>,
           query: (name) => c.req.query(name),
@@ -210,9 +216,16 @@ export function simulatorApp(sim: Simulator): Hono {
         });
       } catch (cause) {
         if (!(cause instanceof ProblemError)) throw cause;
-        if (keyed && !replayed && !["idempotency_key_in_progress", "idempotency_key_outcome_unknown",
-          "idempotency_key_answer_not_stored", "idempotency_key_reused"].includes(cause.reason ?? "") &&
-          cause.message !== "header Idempotency-Key: must be 1-255 visible ASCII characters") {
+        if (
+          keyed && !replayed &&
+          ![
+            "idempotency_key_in_progress",
+            "idempotency_key_outcome_unknown",
+            "idempotency_key_answer_not_stored",
+            "idempotency_key_reused",
+          ].includes(cause.reason ?? "") &&
+          cause.message !== "header Idempotency-Key: must be 1-255 visible ASCII characters"
+        ) {
           sim.idempotency.finish(operation, idempotencyKey!, { status: cause.status, body: cause.toProblem() });
         }
         sim.record({ ...entry, status: cause.status });
@@ -268,8 +281,16 @@ export function simulatorApp(sim: Simulator): Hono {
       .filter((s) => hostname === undefined || s.hostname === hostname)
       .filter((s) => Object.entries(labels).every(([k, value]) => s.labels[k] === value))
       .sort((a, b) => a.seq - b.seq);
-    const page = paginate(items, { list: "servers", keyOf: (s) => String(s.seq).padStart(13, "0"), cursor: query("cursor"), limit });
-    return { status: 200, body: { items: page.items.map((s) => world().serverDocument(s)), next_cursor: page.next_cursor } };
+    const page = paginate(items, {
+      list: "servers",
+      keyOf: (s) => String(s.seq).padStart(13, "0"),
+      cursor: query("cursor"),
+      limit,
+    });
+    return {
+      status: 200,
+      body: { items: page.items.map((s) => world().serverDocument(s)), next_cursor: page.next_cursor },
+    };
   });
   route("GET", "/v1/servers/:id", "get_server", ({ params }) => ({
     status: 200,
@@ -292,7 +313,12 @@ export function simulatorApp(sim: Simulator): Hono {
   route("GET", "/v1/networks", "list_networks", ({ query }) => {
     const limit = parseLimit(query("limit"));
     const items = [...world().networks.values()].sort((a, b) => b.seq - a.seq);
-    const page = paginate(items, { list: "networks", keyOf: (n) => String(1e12 - n.seq).padStart(13, "0"), cursor: query("cursor"), limit });
+    const page = paginate(items, {
+      list: "networks",
+      keyOf: (n) => String(1e12 - n.seq).padStart(13, "0"),
+      cursor: query("cursor"),
+      limit,
+    });
     return {
       status: 200,
       body: { items: page.items.map((n) => world().networkDocument(n, false)), next_cursor: page.next_cursor },
@@ -308,7 +334,12 @@ export function simulatorApp(sim: Simulator): Hono {
   route("GET", "/v1/load-balancers", "list_load_balancers", ({ query, queries }) => {
     const limit = parseLimit(query("limit"));
     const items = lbs().list(parseLabels(queries("label")));
-    const page = paginate(items, { list: "load-balancers", keyOf: (lb) => newestFirstKey(lb.seq), cursor: query("cursor"), limit });
+    const page = paginate(items, {
+      list: "load-balancers",
+      keyOf: (lb) => newestFirstKey(lb.seq),
+      cursor: query("cursor"),
+      limit,
+    });
     return {
       status: 200,
       body: { items: page.items.map((lb) => lbs().document(lb, false)), next_cursor: page.next_cursor },
@@ -355,14 +386,24 @@ export function simulatorApp(sim: Simulator): Hono {
     lbs().deleteFrontend(params.id, params.frontend);
     return { status: 204 };
   });
-  route("PUT", "/v1/load-balancers/:id/backends/:backend/members", "replace_load_balancer_members", ({ params, body }) => {
-    const members = lbs().replaceMembers(params.id, params.backend, parsed(ReplaceMembersBody, body).members);
-    return { status: 200, body: { members: members.map((m) => ({ ...m })) } };
-  });
-  route("POST", "/v1/load-balancers/:id/backends/:backend/members", "create_load_balancer_member", ({ params, body }) => {
-    const member = lbs().addMember(params.id, params.backend, parsed(MemberInput, body));
-    return { status: 201, body: { member: { ...member } } };
-  });
+  route(
+    "PUT",
+    "/v1/load-balancers/:id/backends/:backend/members",
+    "replace_load_balancer_members",
+    ({ params, body }) => {
+      const members = lbs().replaceMembers(params.id, params.backend, parsed(ReplaceMembersBody, body).members);
+      return { status: 200, body: { members: members.map((m) => ({ ...m })) } };
+    },
+  );
+  route(
+    "POST",
+    "/v1/load-balancers/:id/backends/:backend/members",
+    "create_load_balancer_member",
+    ({ params, body }) => {
+      const member = lbs().addMember(params.id, params.backend, parsed(MemberInput, body));
+      return { status: 201, body: { member: { ...member } } };
+    },
+  );
   route(
     "PATCH",
     "/v1/load-balancers/:id/backends/:backend/members/:member",
@@ -385,8 +426,16 @@ export function simulatorApp(sim: Simulator): Hono {
   // --- edges -----------------------------------------------------------------------------------------------------
   route("GET", "/v1/edges", "list_edges", ({ query }) => {
     const limit = parseLimit(query("limit"));
-    const page = paginate(edges().list(), { list: "edges", keyOf: (e) => newestFirstKey(e.seq), cursor: query("cursor"), limit });
-    return { status: 200, body: { items: page.items.map((e) => edges().document(e, false)), next_cursor: page.next_cursor } };
+    const page = paginate(edges().list(), {
+      list: "edges",
+      keyOf: (e) => newestFirstKey(e.seq),
+      cursor: query("cursor"),
+      limit,
+    });
+    return {
+      status: 200,
+      body: { items: page.items.map((e) => edges().document(e, false)), next_cursor: page.next_cursor },
+    };
   });
   route("GET", "/v1/edges/:id", "get_edge", ({ params }) => ({
     status: 200,
@@ -394,11 +443,17 @@ export function simulatorApp(sim: Simulator): Hono {
   }));
   route("PATCH", "/v1/edges/:id", "update_edge", ({ params, body }) => {
     const { edge, operation } = edges().update(params.id, parsed(UpdateEdgeBody, body));
-    return { status: 202, body: { edge: edges().document(edge, true), operation: world().operationDocument(operation) } };
+    return {
+      status: 202,
+      body: { edge: edges().document(edge, true), operation: world().operationDocument(operation) },
+    };
   });
   route("POST", "/v1/edges", "create_edge", ({ body }) => {
     const { edge, operation } = edges().create(parsed(CreateEdgeBody, body));
-    return { status: 202, body: { edge: edges().document(edge, true), operation: world().operationDocument(operation) } };
+    return {
+      status: 202,
+      body: { edge: edges().document(edge, true), operation: world().operationDocument(operation) },
+    };
   });
   route("DELETE", "/v1/edges/:id", "delete_edge", ({ params }) => ({
     status: 202,
@@ -416,9 +471,22 @@ export function simulatorApp(sim: Simulator): Hono {
     return {
       status: 200,
       body: {
-        limits: { servers: 50, cores: 200, storage_gibibytes: 4000, floating_ips: 10, routers: 5, private_networks: 10 },
-        usage: { servers, cores: servers * 2, storage_gibibytes: servers * 40, floating_ips: 0, routers: 0,
-          private_networks: world().networks.size },
+        limits: {
+          servers: 50,
+          cores: 200,
+          storage_gibibytes: 4000,
+          floating_ips: 10,
+          routers: 5,
+          private_networks: 10,
+        },
+        usage: {
+          servers,
+          cores: servers * 2,
+          storage_gibibytes: servers * 40,
+          floating_ips: 0,
+          routers: 0,
+          private_networks: world().networks.size,
+        },
       },
     };
   });
@@ -492,8 +560,7 @@ function controlRoutes(app: Hono, sim: Simulator): void {
       const operation = c.req.query("operation");
       return { status: 200, body: { items: sim.log.filter((e) => !operation || e.operation === operation) } };
     }));
-  app.get("/_simulator/counters", (c) =>
-    control(c, () => ({ status: 200, body: Object.fromEntries(sim.counters) })));
+  app.get("/_simulator/counters", (c) => control(c, () => ({ status: 200, body: Object.fromEntries(sim.counters) })));
   app.post("/_simulator/reset", (c) =>
     control(c, async () => {
       const options = (await readJson(c) ?? {}) as { world?: boolean; log?: boolean };

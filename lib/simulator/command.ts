@@ -6,7 +6,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { parseSeed, defaultSeed, type Seed } from "./seed.ts";
+import { defaultSeed, parseSeed, type Seed } from "./seed.ts";
 import { startSimulator } from "./server.ts";
 
 const HELP = `ankra-cloud-ccm simulator: a local Ankra Cloud API for tests and demos

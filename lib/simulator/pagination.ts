@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { encodeBase64Url, decodeBase64UrlText } from "./base64url.ts";
+import { decodeBase64UrlText, encodeBase64Url } from "./base64url.ts";
 import { badRequest } from "./problem.ts";
 
 /** Default page size. */

@@ -299,7 +299,12 @@ export class World {
       features,
       reasons,
       underlay: "fabric",
-      datacenters: [{ name: null, nodes: zone.servers, storage_nodes: ceph ? zone.servers : 0, compute_nodes: zone.compute_nodes }],
+      datacenters: [{
+        name: null,
+        nodes: zone.servers,
+        storage_nodes: ceph ? zone.servers : 0,
+        compute_nodes: zone.compute_nodes,
+      }],
       latency_budget: [],
       storage_durability: ceph && zone.servers >= 2 ? "replicated" : "single_copy",
       storage_durability_reason: null,

@@ -232,7 +232,13 @@ Deno.test("every error class is decoded from the API's problem documents, and on
   await expect("not_found", c.getServer("srv-missing"));
   const pair = await expect(
     "conflict",
-    c.createLoadBalancer({ zone: "de-fsn2", name: "x", network_id: "net-1", high_availability: true, public_ipv4: false }),
+    c.createLoadBalancer({
+      zone: "de-fsn2",
+      name: "x",
+      network_id: "net-1",
+      high_availability: true,
+      public_ipv4: false,
+    }),
   );
   assert.match(pair.message, /load_balancer_ha/);
   await c.createLoadBalancer({ zone: "de-fsn1", name: "first", network_id: "net-1", public_ipv4: false });
@@ -278,7 +284,11 @@ Deno.test("every error class is decoded from the API's problem documents, and on
   const wrongType = await expect("invalid_answer", noRetries.getServer(server.id));
   assert.match(wrongType.message, /get_server: .*field server\.id: /);
   for (const [kind, error] of seen) {
-    assert.equal(isNotFound(error), kind === "not_found", `${kind} must ${kind === "not_found" ? "" : "not "}mean gone`);
+    assert.equal(
+      isNotFound(error),
+      kind === "not_found",
+      `${kind} must ${kind === "not_found" ? "" : "not "}mean gone`,
+    );
     assert.ok(!error.message.includes(TEST_TOKEN) && !error.message.includes(READ_ONLY_TOKEN), error.message);
   }
   assert.deepEqual([...seen.keys()].sort(), [

@@ -40,7 +40,9 @@ export interface TestCloud extends AsyncDisposable {
   /** A client using {@linkcode TEST_TOKEN}. */
   client: AnkraCloudClient;
   /** A client with another token or options. */
-  clientWith(options: { token?: string } & ClientOptions & { requestsPerMinute?: number; burst?: number; timeoutMs?: number }): AnkraCloudClient;
+  clientWith(
+    options: { token?: string } & ClientOptions & { requestsPerMinute?: number; burst?: number; timeoutMs?: number },
+  ): AnkraCloudClient;
 }
 
 /** Starts a simulator with `seed` and a client; `await using` stops both. */
