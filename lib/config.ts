@@ -74,6 +74,8 @@ export interface Config {
   tlsCertFile?: string;
   /** Serving key file, with `tlsCertFile`. */
   tlsPrivateKeyFile?: string;
+  /** Who may read `/metrics`: callers the API server authorizes (`delegated`), or anyone (`none`). */
+  metricsAuthorization: "delegated" | "none";
   /** Log verbosity (`--v`). */
   verbosity: number;
   /** Log line format. */
@@ -164,6 +166,12 @@ const OPTIONS: readonly OptionSpec[] = [
   { flag: "bind-address", kind: "string", default: "0.0.0.0", help: "address the HTTPS server listens on" },
   { flag: "tls-cert-file", kind: "string", help: "serving certificate (PEM); self-signed in memory when empty" },
   { flag: "tls-private-key-file", kind: "string", help: "serving key (PEM), with --tls-cert-file" },
+  {
+    flag: "metrics-authorization",
+    kind: "string",
+    default: "delegated",
+    help: "who may read /metrics: delegated (TokenReview + SubjectAccessReview for get /metrics) or none (anyone)",
+  },
   { flag: "v", kind: "integer", default: "2", help: "log verbosity, 0-10" },
   { flag: "logging-format", kind: "string", default: "text", help: "log format: text or json" },
   {
@@ -592,6 +600,13 @@ function buildConfig(raw: Map<OptionSpec, string | undefined>, readFile: (path: 
   if (Boolean(tlsCertFile) !== Boolean(tlsPrivateKeyFile)) {
     throw new ConfigError("--tls-cert-file and --tls-private-key-file go together: give both or neither");
   }
+  const metricsAuthorization = get(raw, "metrics-authorization");
+  if (metricsAuthorization !== "delegated" && metricsAuthorization !== "none") {
+    throw new ConfigError(`--metrics-authorization must be delegated or none, not "${metricsAuthorization}"`);
+  }
+  if (metricsAuthorization === "none") {
+    warnings.push("--metrics-authorization=none: anyone who reaches --secure-port can read /metrics");
+  }
   const master = asText(raw, "master", { pattern: /^https?:\/\/\S+$/, describe: "must be an https:// URL" });
   const leaseMs = asDuration(raw, "leader-elect-lease-duration", { minMs: 1000, maxMs: 600_000 });
   const renewMs = asDuration(raw, "leader-elect-renew-deadline", { minMs: 500, maxMs: 600_000 });
@@ -666,6 +681,7 @@ function buildConfig(raw: Map<OptionSpec, string | undefined>, readFile: (path: 
     bindAddress: asText(raw, "bind-address", hostOrIp)!,
     tlsCertFile,
     tlsPrivateKeyFile,
+    metricsAuthorization,
     verbosity: asInteger(raw, "v", { min: 0, max: 10 }),
     loggingFormat,
     controllers,

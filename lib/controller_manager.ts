@@ -1,29 +1,192 @@
 /**
- * Starts the controller process for a validated {@linkcode Config} and runs it until SIGTERM or SIGINT.
+ * The controller process: connects to the Kubernetes API and the Ankra Cloud API, keeps slim stores of Nodes and
+ * Services in step (on every replica, so a standby's caches are warm), serves `/healthz`, `/readyz` and `/metrics`,
+ * and runs the controllers — the writers — only while this replica leads. SIGTERM or SIGINT stops the writers,
+ * releases the Lease, stops the watches and exits 0.
  *
  * @module
  */
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+import { AnkraCloudClient } from "./cloud/client.ts";
 import type { Config } from "./config.ts";
-import { info, warn } from "./log.ts";
+import { KubeClient } from "./kube/client.ts";
+import { Informer } from "./kube/informer.ts";
+import { inClusterConfig, type KubeConnectionConfig, loadKubeconfigFile } from "./kube/kubeconfig.ts";
+import { type SlimNode, slimNode, type SlimService, slimService } from "./kube/slim.ts";
+import * as log from "./log.ts";
+import { LeaderElector } from "./runtime/leader_election.ts";
+import { MetricsRegistry } from "./runtime/metrics.ts";
+import { DelegatedAuthorizer } from "./server/delegated_authorizer.ts";
+import { type RunningHealthServer, startHealthServer } from "./server/health_server.ts";
+import { selfSignedServingCertificate } from "./server/self_signed_certificate.ts";
 
-/** Runs the controller until a termination signal arrives; returns the exit code. */
-export async function runController(config: Config): Promise<number> {
-  for (const remark of config.warnings) warn(remark);
-  info(0, "Ankra Cloud provider initialised", {
+/** What the controllers get. */
+export interface ControllerContext {
+  /** The configuration. */
+  config: Config;
+  /** Kubernetes API client. */
+  kube: KubeClient;
+  /** Ankra Cloud API client. */
+  cloud: AnkraCloudClient;
+  /** Nodes. */
+  nodes: Informer<V1Node, SlimNode>;
+  /** Services. */
+  services: Informer<V1Service, SlimService>;
+  /** Metrics. */
+  metrics: MetricsRegistry;
+}
+
+/** A controller: runs until `signal` aborts (leadership lost or shutdown), then returns after cleaning up. */
+export interface Controller {
+  /** Name for logs. */
+  name: string;
+  /** Runs the controller. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** Builds the controllers selected by the configuration (filled in by the node and service issues). */
+export type ControllerFactory = (context: ControllerContext) => Controller[];
+
+/** Resolves where the API server is: `--kubeconfig`, else in-cluster; `--master` overrides the server. */
+export function kubeConnection(config: Config): KubeConnectionConfig {
+  const connection = config.kubeconfig ? loadKubeconfigFile(config.kubeconfig) : inClusterConfig();
+  return config.master ? { ...connection, server: config.master.replace(/\/+$/, "") } : connection;
+}
+
+/** The process's metrics registry with process-level gauges. */
+export function processMetrics(): MetricsRegistry {
+  const metrics = new MetricsRegistry();
+  metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", () => Deno.memoryUsage().rss);
+  const started = Date.now() / 1000;
+  metrics.gauge("process_start_time_seconds", "Start time of the process since the Unix epoch.", () => started);
+  return metrics;
+}
+
+function waitForSignal(): { promise: Promise<string>; dispose: () => void } {
+  const { promise, resolve } = Promise.withResolvers<string>();
+  const term = () => resolve("SIGTERM");
+  const int = () => resolve("SIGINT");
+  Deno.addSignalListener("SIGTERM", term);
+  Deno.addSignalListener("SIGINT", int);
+  return {
+    promise,
+    dispose() {
+      Deno.removeSignalListener("SIGTERM", term);
+      Deno.removeSignalListener("SIGINT", int);
+    },
+  };
+}
+
+/** Runs the controller process until a termination signal arrives; returns the exit code. */
+export async function runController(config: Config, controllers: ControllerFactory = () => []): Promise<number> {
+  for (const remark of config.warnings) log.warn(remark);
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    event.preventDefault();
+    log.error("unhandled error", { error: log.redact(String(event.reason?.stack ?? event.reason)) });
+  });
+  const metrics = processMetrics();
+  let connection: KubeConnectionConfig;
+  try {
+    connection = kubeConnection(config);
+  } catch (cause) {
+    log.error((cause as Error).message);
+    return 1;
+  }
+  const kube = new KubeClient(connection, { qps: config.kubeApiQps, burst: config.kubeApiBurst, metrics });
+  const cloud = new AnkraCloudClient(config.cloud, { metrics });
+  const nodes = new Informer<V1Node, SlimNode>({
+    name: "nodes",
+    client: kube,
+    path: "/api/v1/nodes",
+    slim: slimNode,
+    keyOf: (n) => n.name,
+    metrics,
+  });
+  const services = new Informer<V1Service, SlimService>({
+    name: "services",
+    client: kube,
+    path: "/api/v1/services",
+    slim: slimService,
+    keyOf: (s) => `${s.namespace}/${s.name}`,
+    metrics,
+  });
+  log.info(0, "Ankra Cloud provider initialised", {
     provider: config.cloudProvider,
     cluster: config.clusterName,
     api: config.cloud.apiUrl,
+    kubernetes: connection.server,
     controllers: config.controllers.join(","),
   });
-  const stop = Promise.withResolvers<string>();
-  const onSignal = (name: string) => () => stop.resolve(name);
-  const term = onSignal("SIGTERM");
-  const int = onSignal("SIGINT");
-  Deno.addSignalListener("SIGTERM", term);
-  Deno.addSignalListener("SIGINT", int);
-  const signal = await stop.promise;
-  Deno.removeSignalListener("SIGTERM", term);
-  Deno.removeSignalListener("SIGINT", int);
-  info(0, "stopping", { signal });
+
+  const root = new AbortController();
+  const signal = waitForSignal();
+  signal.promise.then((name) => {
+    log.info(0, "stopping", { signal: name });
+    root.abort(new Error(name));
+  });
+
+  const identity = `${Deno.hostname()}_${crypto.randomUUID()}`;
+  const elector = config.leaderElect
+    ? new LeaderElector(kube, {
+      namespace: config.leaderElectResourceNamespace,
+      name: config.leaderElectResourceName,
+      identity,
+      leaseDurationMs: config.leaderElectLeaseDurationMs,
+      renewDeadlineMs: config.leaderElectRenewDeadlineMs,
+      retryPeriodMs: config.leaderElectRetryPeriodMs,
+      metrics,
+    })
+    : undefined;
+
+  let server: RunningHealthServer | undefined;
+  if (config.securePort > 0) {
+    const tls = config.tlsCertFile
+      ? { cert: await Deno.readTextFile(config.tlsCertFile), key: await Deno.readTextFile(config.tlsPrivateKeyFile!) }
+      : await selfSignedServingCertificate(Deno.hostname());
+    server = await startHealthServer({
+      hostname: config.bindAddress,
+      port: config.securePort,
+      tls,
+      metrics,
+      authorizer: config.metricsAuthorization === "delegated" ? new DelegatedAuthorizer(kube) : undefined,
+      readiness: () => {
+        const checks = [
+          `${nodes.hasSynced ? "[+]" : "[-]"}informer-sync-nodes ${nodes.hasSynced ? "ok" : "not synced yet"}`,
+          `${services.hasSynced ? "[+]" : "[-]"}informer-sync-services ${services.hasSynced ? "ok" : "not synced yet"}`,
+          `[+]leader-election ${!elector ? "disabled" : elector.isLeader ? "leading" : "standby"}`,
+        ];
+        return { ready: nodes.hasSynced && services.hasSynced, checks };
+      },
+    });
+    log.info(1, "serving health and metrics", { url: server.url });
+  }
+
+  const informers = [nodes.run(root.signal), services.run(root.signal)];
+  const context: ControllerContext = { config, kube, cloud, nodes, services, metrics };
+  const lead = async (leadSignal: AbortSignal) => {
+    await Promise.race([Promise.all([nodes.synced, services.synced]), abortPromise(leadSignal)]);
+    if (leadSignal.aborted) return;
+    const running = controllers(context);
+    log.info(1, "starting controllers", { controllers: running.map((c) => c.name).join(",") || "none" });
+    await Promise.all(running.map((c) => c.run(leadSignal)));
+    log.info(1, "controllers stopped");
+  };
+  try {
+    if (elector) await elector.run(root.signal, lead);
+    else await lead(root.signal);
+    await Promise.all(informers);
+  } finally {
+    signal.dispose();
+    await server?.stop();
+    kube.close();
+    cloud.close();
+  }
   return 0;
+}
+
+function abortPromise(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
 }

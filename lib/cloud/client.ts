@@ -8,7 +8,7 @@ import * as v from "valibot";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import type { CloudConfig } from "../config.ts";
 import { CloudApiError } from "./errors.ts";
-import { RequestBudget } from "./request_budget.ts";
+import { RequestBudget } from "../runtime/request_budget.ts";
 import { type CallSpec, CloudTransport, type RetryPolicy } from "./transport.ts";
 import {
   type Backend,

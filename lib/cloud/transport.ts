@@ -15,7 +15,7 @@ import { redact, registerSecret } from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
 import { ProblemSchema } from "./schemas.ts";
-import { abortableSleep, RequestBudget } from "./request_budget.ts";
+import { abortableSleep, RequestBudget } from "../runtime/request_budget.ts";
 
 /** Retry limits. */
 export interface RetryPolicy {

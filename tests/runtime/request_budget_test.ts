@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RequestBudget } from "../../lib/cloud/request_budget.ts";
+import { RequestBudget } from "../../lib/runtime/request_budget.ts";
 
 /** A budget on a fake clock whose sleeps advance the clock. */
 function fakeBudget(options: { requestsPerMinute: number; burst: number }) {

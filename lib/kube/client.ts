@@ -1,0 +1,399 @@
+/**
+ * A small Kubernetes API client over fetch: TLS with the cluster CA (always verified) and optional client
+ * certificates, bearer tokens that rotate, client-side QPS/burst like kube components (20/30), 429 `Retry-After`
+ * retries, per-request timeouts, typed errors, paginated lists and watches parsed line by line from the stream.
+ *
+ * @module
+ */
+import { USER_AGENT } from "../version.ts";
+import type { MetricsRegistry } from "../runtime/metrics.ts";
+import { abortableSleep, RequestBudget } from "../runtime/request_budget.ts";
+import { systemCaCertificates } from "../cloud/transport.ts";
+import { CredentialSource } from "./credentials.ts";
+import type { KubeConnectionConfig } from "./kubeconfig.ts";
+
+/** What went wrong with a Kubernetes API request. */
+export type KubeErrorKind =
+  | "bad_request"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "gone"
+  | "invalid"
+  | "too_many_requests"
+  | "server_error"
+  | "timeout"
+  | "network";
+
+/** A failed Kubernetes API request. */
+export class KubeApiError extends Error {
+  /** What happened. */
+  readonly kind: KubeErrorKind;
+  /** HTTP status (0 without an answer). */
+  readonly status: number;
+  /** The Status object's `reason`. */
+  readonly reason?: string;
+  /** Requested wait, milliseconds. */
+  readonly retryAfterMs?: number;
+
+  /** Creates the error. */
+  constructor(
+    kind: KubeErrorKind,
+    message: string,
+    details: { status?: number; reason?: string; retryAfterMs?: number } = {},
+  ) {
+    super(message);
+    this.name = "KubeApiError";
+    this.kind = kind;
+    this.status = details.status ?? 0;
+    this.reason = details.reason;
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** True when `error` is a {@linkcode KubeApiError} of `kind`. */
+export function isKubeError(error: unknown, kind: KubeErrorKind): error is KubeApiError {
+  return error instanceof KubeApiError && error.kind === kind;
+}
+
+function kindFor(status: number): KubeErrorKind {
+  switch (status) {
+    case 400:
+      return "bad_request";
+    case 401:
+      return "unauthorized";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "not_found";
+    case 409:
+      return "conflict";
+    case 410:
+      return "gone";
+    case 422:
+      return "invalid";
+    case 429:
+      return "too_many_requests";
+    case 504:
+      return "timeout";
+    default:
+      return status >= 500 ? "server_error" : "bad_request";
+  }
+}
+
+/** PATCH flavours. */
+export type PatchType = "merge" | "strategic" | "json";
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: "application/merge-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+  json: "application/json-patch+json",
+};
+
+/** Options of one request. */
+export interface RequestOptions {
+  /** Query parameters. */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** JSON body. */
+  body?: unknown;
+  /** PATCH flavour (default merge). */
+  patch?: PatchType;
+  /** Caller's abort signal. */
+  signal?: AbortSignal;
+  /** Timeout in milliseconds (default the client's). */
+  timeoutMs?: number;
+}
+
+/** A watch event. */
+export interface WatchEvent<T> {
+  /** ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  /** The object (a Status for ERROR). */
+  object: T;
+}
+
+/** Options of {@linkcode KubeClient}. */
+export interface KubeClientOptions {
+  /** Requests per second (default 20). */
+  qps?: number;
+  /** Burst (default 30). */
+  burst?: number;
+  /** Default timeout, milliseconds (default 30 s). */
+  timeoutMs?: number;
+  /** Metrics registry. */
+  metrics?: MetricsRegistry;
+}
+
+/** A paginated list's result. */
+export interface ListResult<T> {
+  /** Every item across pages. */
+  items: T[];
+  /** The list's resourceVersion, to watch from. */
+  resourceVersion: string;
+}
+
+/** The Kubernetes API client. */
+export class KubeClient {
+  readonly config: KubeConnectionConfig;
+  readonly #credentials: CredentialSource;
+  readonly #budget: RequestBudget;
+  readonly #timeoutMs: number;
+  #client: Deno.HttpClient;
+  #clientCertKey?: string;
+  readonly #requests?: ReturnType<MetricsRegistry["counter"]>;
+
+  /** Creates the client. */
+  constructor(config: KubeConnectionConfig, options: KubeClientOptions = {}) {
+    this.config = config;
+    this.#credentials = new CredentialSource(config.auth);
+    this.#budget = new RequestBudget({ requestsPerMinute: (options.qps ?? 20) * 60, burst: options.burst ?? 30 });
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#client = this.#makeClient(config.clientCert);
+    this.#requests = options.metrics?.counter(
+      "kubernetes_api_requests_total",
+      "Kubernetes API requests by method, resource and HTTP code.",
+    );
+  }
+
+  #makeClient(clientCert?: { cert: string; key: string }): Deno.HttpClient {
+    this.#clientCertKey = clientCert?.cert;
+    return Deno.createHttpClient({
+      caCerts: [...systemCaCertificates(), ...this.config.caCerts],
+      ...(clientCert ? { cert: clientCert.cert, key: clientCert.key } : {}),
+    });
+  }
+
+  /** Releases the HTTP client. */
+  close(): void {
+    this.#client.close();
+  }
+
+  async #prepare(): Promise<Record<string, string>> {
+    const credential = await this.#credentials.get();
+    if (credential.clientCert && credential.clientCert.cert !== this.#clientCertKey) {
+      this.#client.close();
+      this.#client = this.#makeClient(credential.clientCert);
+    }
+    const headers: Record<string, string> = { accept: "application/json", "user-agent": USER_AGENT };
+    if (credential.token) headers.authorization = `Bearer ${credential.token}`;
+    return headers;
+  }
+
+  #url(path: string, query?: RequestOptions["query"]): URL {
+    const url = new URL(this.config.server + path);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  #record(method: string, path: string, code: string): void {
+    this.#requests?.inc({ method, resource: resourceName(path), code });
+  }
+
+  /**
+   * Sends one request and returns the parsed JSON answer. Retries up to three times on 429 (after `Retry-After`)
+   * and once after a 401 with refreshed credentials.
+   *
+   * @throws {KubeApiError} on any failure.
+   */
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#attempt<T>(method, path, options);
+      } catch (cause) {
+        if (!(cause instanceof KubeApiError)) throw cause;
+        if (cause.kind === "unauthorized" && attempt === 1 && this.config.auth.kind !== "token") {
+          this.#credentials.invalidate();
+          continue;
+        }
+        if (cause.kind === "too_many_requests" && attempt <= 3) {
+          await abortableSleep(cause.retryAfterMs ?? 1000, options.signal);
+          continue;
+        }
+        throw cause;
+      }
+    }
+  }
+
+  async #attempt<T>(method: string, path: string, options: RequestOptions): Promise<T> {
+    await this.#budget.acquire(options.signal);
+    const headers = await this.#prepare();
+    if (options.body !== undefined) {
+      headers["content-type"] = method === "PATCH" ? PATCH_CONTENT_TYPES[options.patch ?? "merge"] : "application/json";
+    }
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(this.#url(path, options.query), {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        client: this.#client,
+        signal,
+      });
+      text = await response.text();
+    } catch (cause) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      const kind = timeout.aborted ? "timeout" : "network";
+      this.#record(method, path, kind);
+      throw new KubeApiError(
+        kind,
+        `${method} ${path}: ${kind === "timeout" ? "no answer in time" : (cause as Error).message}`,
+      );
+    }
+    this.#record(method, path, String(response.status));
+    if (response.ok) return (text ? JSON.parse(text) : {}) as T;
+    throw errorFromAnswer(method, path, response, text);
+  }
+
+  /** GET one object. */
+  get<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.request<T>("GET", path, { signal });
+  }
+
+  /** Lists every page (`limit`/`continue`) of `path`. */
+  async list<T>(
+    path: string,
+    options: { labelSelector?: string; fieldSelector?: string; limit?: number; signal?: AbortSignal } = {},
+  ): Promise<ListResult<T>> {
+    const items: T[] = [];
+    let continueToken: string | undefined;
+    let resourceVersion = "";
+    do {
+      const page = await this.request<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
+        "GET",
+        path,
+        {
+          query: {
+            limit: options.limit ?? 500,
+            continue: continueToken,
+            labelSelector: options.labelSelector,
+            fieldSelector: options.fieldSelector,
+          },
+          signal: options.signal,
+          timeoutMs: 60_000,
+        },
+      );
+      items.push(...(page.items ?? []));
+      resourceVersion = page.metadata.resourceVersion;
+      continueToken = page.metadata.continue || undefined;
+    } while (continueToken);
+    return { items, resourceVersion };
+  }
+
+  /**
+   * Watches `path` from `resourceVersion`, yielding events as they arrive (one JSON document per line; the response
+   * is never buffered whole). Ends when the server closes the stream or `signal` aborts. An ERROR event with code 410
+   * throws a `gone` {@linkcode KubeApiError}.
+   */
+  async *watch<T>(
+    path: string,
+    options: {
+      resourceVersion: string;
+      timeoutSeconds?: number;
+      labelSelector?: string;
+      fieldSelector?: string;
+      signal?: AbortSignal;
+    },
+  ): AsyncGenerator<WatchEvent<T>> {
+    await this.#budget.acquire(options.signal);
+    const headers = await this.#prepare();
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const connectTimeout = setTimeout(() => controller.abort(new Error("watch connect timeout")), this.#timeoutMs);
+    let reader: ReadableStreamDefaultReader<string> | undefined;
+    const cancelReader = () => reader?.cancel().catch(() => {});
+    controller.signal.addEventListener("abort", cancelReader, { once: true });
+    try {
+      let response: Response;
+      try {
+        response = await fetch(
+          this.#url(path, {
+            watch: 1,
+            resourceVersion: options.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: options.timeoutSeconds ?? 300,
+            labelSelector: options.labelSelector,
+            fieldSelector: options.fieldSelector,
+          }),
+          { headers, client: this.#client, signal: controller.signal },
+        );
+      } catch (cause) {
+        if (options.signal?.aborted) return;
+        this.#record("WATCH", path, "network");
+        throw new KubeApiError("network", `WATCH ${path}: ${(cause as Error).message}`);
+      } finally {
+        clearTimeout(connectTimeout);
+      }
+      this.#record("WATCH", path, String(response.status));
+      if (!response.ok) throw errorFromAnswer("WATCH", path, response, await response.text());
+      reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      while (true) {
+        let chunk: ReadableStreamReadResult<string>;
+        try {
+          chunk = await reader.read();
+        } catch (cause) {
+          if (options.signal?.aborted) return;
+          throw new KubeApiError("network", `WATCH ${path}: stream broke: ${(cause as Error).message}`);
+        }
+        if (chunk.done) return;
+        buffer += chunk.value;
+        let newline: number;
+        while ((newline = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, newline).trim();
+          buffer = buffer.slice(newline + 1);
+          if (!line) continue;
+          const event = JSON.parse(line) as WatchEvent<T>;
+          if (event.type === "ERROR") {
+            const status = event.object as { code?: number; reason?: string; message?: string };
+            throw new KubeApiError(
+              kindFor(status.code ?? 500),
+              `WATCH ${path}: ${status.message ?? "error event"}`,
+              { status: status.code, reason: status.reason },
+            );
+          }
+          yield event;
+          if (options.signal?.aborted) return;
+        }
+      }
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+      controller.signal.removeEventListener("abort", cancelReader);
+      clearTimeout(connectTimeout);
+      await reader?.cancel().catch(() => {});
+    }
+  }
+}
+
+function resourceName(path: string): string {
+  const parts = path.replace(/\?.*$/, "").split("/").filter(Boolean);
+  // /api/v1/nodes/x/status, /api/v1/namespaces/ns/services/x, /apis/group/version/namespaces/ns/leases/x
+  const start = parts[0] === "api" ? 2 : 3;
+  const rest = parts.slice(start);
+  if (rest[0] === "namespaces" && rest.length >= 3) return rest[2] + (rest[4] ? `/${rest[4]}` : "");
+  if (rest[0] === "namespaces") return "namespaces";
+  return (rest[0] ?? "") + (rest[2] ? `/${rest[2]}` : "");
+}
+
+function errorFromAnswer(method: string, path: string, response: Response, text: string): KubeApiError {
+  let status: { message?: string; reason?: string } = {};
+  try {
+    status = JSON.parse(text);
+  } catch { /* not JSON */ }
+  const retryAfter = response.headers.get("retry-after");
+  return new KubeApiError(
+    kindFor(response.status),
+    `${method} ${path}: ${response.status} ${status.message ?? text.slice(0, 200)}`,
+    {
+      status: response.status,
+      reason: status.reason,
+      retryAfterMs: retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined,
+    },
+  );
+}

@@ -1,0 +1,256 @@
+/**
+ * List + watch into a slim store: a paginated list, then a watch from the list's resourceVersion with bookmarks;
+ * when the stream ends the watch resumes from the last resourceVersion seen; on 410 Gone it relists (and reports
+ * what changed meanwhile); errors back off exponentially (1 s → 30 s). `synced` resolves after the first list.
+ * Handlers hear about a change only when the slim copy changed, so kubelet heartbeats wake nobody.
+ *
+ * @module
+ */
+import * as log from "../log.ts";
+import type { MetricsRegistry } from "../runtime/metrics.ts";
+import { abortableSleep } from "../runtime/request_budget.ts";
+import { isKubeError, type KubeClient } from "./client.ts";
+import { sameExceptVersion } from "./slim.ts";
+
+/** A change of one object in the store. */
+export type StoreChange<S> =
+  | { type: "added"; key: string; object: S }
+  | { type: "updated"; key: string; object: S; old: S }
+  | { type: "deleted"; key: string; old: S };
+
+/** Objects by key, with secondary indexes. */
+export class Store<S> {
+  readonly #items = new Map<string, S>();
+  readonly #indexers = new Map<string, (object: S) => string[]>();
+  readonly #indexes = new Map<string, Map<string, Set<string>>>();
+
+  /** Adds an index: `valuesOf` gives the index values of an object. */
+  addIndex(name: string, valuesOf: (object: S) => string[]): void {
+    this.#indexers.set(name, valuesOf);
+    const index = new Map<string, Set<string>>();
+    this.#indexes.set(name, index);
+    for (const [key, object] of this.#items) this.#indexAdd(name, key, object);
+  }
+
+  #indexAdd(name: string, key: string, object: S): void {
+    const index = this.#indexes.get(name)!;
+    for (const value of this.#indexers.get(name)!(object)) {
+      let keys = index.get(value);
+      if (!keys) index.set(value, keys = new Set());
+      keys.add(key);
+    }
+  }
+
+  #indexRemove(key: string, object: S): void {
+    for (const [name, valuesOf] of this.#indexers) {
+      const index = this.#indexes.get(name)!;
+      for (const value of valuesOf(object)) {
+        const keys = index.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) index.delete(value);
+      }
+    }
+  }
+
+  /** The object with `key`. */
+  get(key: string): S | undefined {
+    return this.#items.get(key);
+  }
+
+  /** Every object. */
+  list(): S[] {
+    return [...this.#items.values()];
+  }
+
+  /** Every key. */
+  keys(): string[] {
+    return [...this.#items.keys()];
+  }
+
+  /** Number of objects. */
+  get size(): number {
+    return this.#items.size;
+  }
+
+  /** Objects whose index `name` has `value`. */
+  byIndex(name: string, value: string): S[] {
+    const keys = this.#indexes.get(name)?.get(value);
+    return keys ? [...keys].map((k) => this.#items.get(k)!).filter(Boolean) : [];
+  }
+
+  /** Puts an object; returns the previous one. */
+  set(key: string, object: S): S | undefined {
+    const old = this.#items.get(key);
+    if (old) this.#indexRemove(key, old);
+    this.#items.set(key, object);
+    for (const name of this.#indexers.keys()) this.#indexAdd(name, key, object);
+    return old;
+  }
+
+  /** Removes an object; returns it. */
+  delete(key: string): S | undefined {
+    const old = this.#items.get(key);
+    if (old) {
+      this.#indexRemove(key, old);
+      this.#items.delete(key);
+    }
+    return old;
+  }
+}
+
+/** Options of {@linkcode Informer}. */
+export interface InformerOptions<R, S extends { resourceVersion: string }> {
+  /** Name for logs and metrics (`nodes`, `services`). */
+  name: string;
+  /** The client. */
+  client: KubeClient;
+  /** Collection path, e.g. `/api/v1/nodes`. */
+  path: string;
+  /** Raw object → slim copy. */
+  slim: (raw: R) => S;
+  /** Key of a slim object. */
+  keyOf: (object: S) => string;
+  /** Metrics registry (watch restarts). */
+  metrics?: MetricsRegistry;
+  /** Page size of lists (default 500). */
+  pageSize?: number;
+  /** Server-side watch timeout range in seconds (default 300–600, randomised like client-go). */
+  watchTimeoutSeconds?: [number, number];
+}
+
+/** Keeps a slim store in step with the API server. */
+export class Informer<R, S extends { resourceVersion: string }> {
+  /** The store. */
+  readonly store = new Store<S>();
+  readonly #options: InformerOptions<R, S>;
+  readonly #handlers: ((change: StoreChange<S>) => void)[] = [];
+  readonly #synced = Promise.withResolvers<void>();
+  #hasSynced = false;
+  #resourceVersion = "";
+  readonly #restarts?: ReturnType<MetricsRegistry["counter"]>;
+  /** Lists performed (tests and metrics). */
+  lists = 0;
+
+  /** Creates the informer; call {@linkcode Informer.run} to start it. */
+  constructor(options: InformerOptions<R, S>) {
+    this.#options = options;
+    this.#restarts = options.metrics?.counter(
+      "kubernetes_watch_restarts_total",
+      "Watch streams restarted, by resource and cause (ended, gone, error).",
+    );
+  }
+
+  /** Resolves after the first complete list. */
+  get synced(): Promise<void> {
+    return this.#synced.promise;
+  }
+
+  /** True after the first complete list. */
+  get hasSynced(): boolean {
+    return this.#hasSynced;
+  }
+
+  /** The last resourceVersion seen. */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  /** Registers a change handler (called synchronously; keep it cheap: enqueue work). */
+  onChange(handler: (change: StoreChange<S>) => void): void {
+    this.#handlers.push(handler);
+  }
+
+  #emit(change: StoreChange<S>): void {
+    for (const handler of this.#handlers) {
+      try {
+        handler(change);
+      } catch (cause) {
+        log.error("informer handler failed", { informer: this.#options.name, error: cause });
+      }
+    }
+  }
+
+  #apply(type: "ADDED" | "MODIFIED" | "DELETED", object: S): void {
+    const key = this.#options.keyOf(object);
+    if (type === "DELETED") {
+      const old = this.store.delete(key);
+      if (old) this.#emit({ type: "deleted", key, old });
+      return;
+    }
+    const old = this.store.set(key, object);
+    if (!old) this.#emit({ type: "added", key, object });
+    else if (!sameExceptVersion(old, object)) this.#emit({ type: "updated", key, object, old });
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const { items, resourceVersion } = await this.#options.client.list<R>(this.#options.path, {
+      limit: this.#options.pageSize ?? 500,
+      signal,
+    });
+    this.lists++;
+    const seen = new Set<string>();
+    for (const raw of items) {
+      const object = this.#options.slim(raw);
+      seen.add(this.#options.keyOf(object));
+      this.#apply("ADDED", object);
+    }
+    for (const key of this.store.keys()) {
+      if (!seen.has(key)) {
+        const old = this.store.delete(key)!;
+        this.#emit({ type: "deleted", key, old });
+      }
+    }
+    this.#resourceVersion = resourceVersion;
+    if (!this.#hasSynced) {
+      this.#hasSynced = true;
+      this.#synced.resolve();
+    }
+  }
+
+  /** Runs list + watch until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { name, client, path } = this.#options;
+    let needList = true;
+    let failures = 0;
+    const [minTimeout, maxTimeout] = this.#options.watchTimeoutSeconds ?? [300, 600];
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.#list(signal);
+          needList = false;
+        }
+        const timeoutSeconds = Math.round(minTimeout + Math.random() * (maxTimeout - minTimeout));
+        for await (
+          const event of client.watch<R & { metadata?: { resourceVersion?: string } }>(path, {
+            resourceVersion: this.#resourceVersion,
+            timeoutSeconds,
+            signal,
+          })
+        ) {
+          failures = 0;
+          const rv = event.object?.metadata?.resourceVersion;
+          if (event.type !== "BOOKMARK") {
+            this.#apply(event.type as "ADDED" | "MODIFIED" | "DELETED", this.#options.slim(event.object));
+          }
+          if (rv) this.#resourceVersion = rv;
+        }
+        if (signal.aborted) return;
+        this.#restarts?.inc({ resource: name, cause: "ended" });
+        log.info(4, "watch ended; resuming", { resource: name, resourceVersion: this.#resourceVersion });
+      } catch (cause) {
+        if (signal.aborted) return;
+        if (isKubeError(cause, "gone")) {
+          this.#restarts?.inc({ resource: name, cause: "gone" });
+          log.info(2, "watch resourceVersion too old; relisting", { resource: name });
+          needList = true;
+          continue;
+        }
+        failures++;
+        this.#restarts?.inc({ resource: name, cause: "error" });
+        const delay = Math.min(30_000, 1000 * 2 ** Math.min(failures - 1, 5)) * (0.8 + Math.random() * 0.4);
+        log.warn("list/watch failed; retrying", { resource: name, error: cause, retryInMs: Math.round(delay) });
+        await abortableSleep(delay, signal).catch(() => {});
+      }
+    }
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Slim copies of Nodes and Services: only the fields the controllers read. A kubelet-written Node carries ~40
+ * image entries, managed fields and heartbeat times; none of that is kept, and two slim copies compare equal when
+ * nothing the controllers care about changed (so a heartbeat does not wake any controller).
+ *
+ * @module
+ */
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+
+/** Annotation a kubelet with `--node-ip` writes. */
+export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
+/** Prefix of this controller's Service annotations. */
+export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
+
+/** A node address. */
+export interface NodeAddress {
+  /** `InternalIP`, `ExternalIP`, `Hostname`, … */
+  type: string;
+  /** The address. */
+  address: string;
+}
+
+/** A taint. */
+export interface Taint {
+  /** Key. */
+  key: string;
+  /** Value. */
+  value?: string;
+  /** `NoSchedule`, `PreferNoSchedule` or `NoExecute`. */
+  effect: string;
+  /** When it was added. */
+  timeAdded?: string;
+}
+
+/** The fields of a Node the controllers read. */
+export interface SlimNode {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  creationTimestamp: string;
+  deletionTimestamp?: string;
+  providerID?: string;
+  labels: Record<string, string>;
+  /** The provided node IP annotation, when set. */
+  providedNodeIP?: string;
+  taints: Taint[];
+  addresses: NodeAddress[];
+  /** Status of the Ready condition; undefined when there is none. */
+  ready?: "True" | "False" | "Unknown";
+}
+
+/** A Service port. */
+export interface SlimServicePort {
+  name?: string;
+  protocol: string;
+  port: number;
+  nodePort?: number;
+  appProtocol?: string;
+}
+
+/** The fields of a Service the load balancer controller reads. */
+export interface SlimService {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  deletionTimestamp?: string;
+  /** Only this controller's annotations (`load-balancer.ankra.cloud/…`). */
+  annotations: Record<string, string>;
+  finalizers: string[];
+  type: string;
+  loadBalancerClass?: string;
+  ports: SlimServicePort[];
+  ipFamilies: string[];
+  sessionAffinity?: string;
+  externalTrafficPolicy?: string;
+  healthCheckNodePort?: number;
+  loadBalancerSourceRanges: string[];
+  allocateLoadBalancerNodePorts?: boolean;
+  ingress: { ip?: string; hostname?: string; ipMode?: string }[];
+}
+
+/** Slims a Node. */
+export function slimNode(node: V1Node): SlimNode {
+  const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status;
+  return {
+    name: node.metadata!.name!,
+    uid: node.metadata!.uid ?? "",
+    resourceVersion: node.metadata!.resourceVersion ?? "",
+    creationTimestamp: toIso(node.metadata?.creationTimestamp),
+    deletionTimestamp: node.metadata?.deletionTimestamp ? toIso(node.metadata.deletionTimestamp) : undefined,
+    providerID: node.spec?.providerID || undefined,
+    labels: { ...node.metadata?.labels },
+    providedNodeIP: node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION],
+    taints: (node.spec?.taints ?? []).map((t) => ({
+      key: t.key,
+      value: t.value,
+      effect: t.effect,
+      timeAdded: t.timeAdded ? toIso(t.timeAdded) : undefined,
+    })),
+    addresses: (node.status?.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
+    ready: ready === "True" || ready === "False" || ready === "Unknown" ? ready : undefined,
+  };
+}
+
+/** Slims a Service. */
+export function slimService(service: V1Service): SlimService {
+  const annotations: Record<string, string> = {};
+  for (const [key, value] of Object.entries(service.metadata?.annotations ?? {})) {
+    if (key.startsWith(ANNOTATION_PREFIX)) annotations[key] = value;
+  }
+  const spec = service.spec ?? {};
+  return {
+    namespace: service.metadata!.namespace!,
+    name: service.metadata!.name!,
+    uid: service.metadata!.uid ?? "",
+    resourceVersion: service.metadata!.resourceVersion ?? "",
+    deletionTimestamp: service.metadata?.deletionTimestamp ? toIso(service.metadata.deletionTimestamp) : undefined,
+    annotations,
+    finalizers: [...service.metadata?.finalizers ?? []],
+    type: spec.type ?? "ClusterIP",
+    loadBalancerClass: spec.loadBalancerClass,
+    ports: (spec.ports ?? []).map((p) => ({
+      name: p.name,
+      protocol: p.protocol ?? "TCP",
+      port: p.port,
+      nodePort: p.nodePort,
+      appProtocol: p.appProtocol,
+    })),
+    ipFamilies: [...spec.ipFamilies ?? []],
+    sessionAffinity: spec.sessionAffinity,
+    externalTrafficPolicy: spec.externalTrafficPolicy,
+    healthCheckNodePort: spec.healthCheckNodePort,
+    loadBalancerSourceRanges: [...spec.loadBalancerSourceRanges ?? []],
+    allocateLoadBalancerNodePorts: spec.allocateLoadBalancerNodePorts,
+    ingress: (service.status?.loadBalancer?.ingress ?? []).map((i) => ({
+      ip: i.ip,
+      hostname: i.hostname,
+      ipMode: i.ipMode,
+    })),
+  };
+}
+
+function toIso(value: Date | string | undefined): string {
+  if (!value) return "";
+  return typeof value === "string" ? value : value.toISOString();
+}
+
+/** True when two slim objects are equal apart from their resourceVersion. */
+export function sameExceptVersion<T extends { resourceVersion: string }>(a: T, b: T): boolean {
+  return JSON.stringify({ ...a, resourceVersion: "" }) === JSON.stringify({ ...b, resourceVersion: "" });
+}

@@ -1,0 +1,199 @@
+/**
+ * A controller work queue: keys are deduplicated, one worker handles a key at a time (a key added while it is being
+ * handled runs again afterwards), failures retry with per-key exponential backoff (5 s → 300 s, the framework's
+ * service-controller values), a handler can ask to look again after N ms, and shutdown waits for the handlers in
+ * flight.
+ *
+ * @module
+ */
+import * as log from "../log.ts";
+import type { MetricsRegistry } from "./metrics.ts";
+
+/** What a handler returns: nothing (done) or when to look again. */
+export type ReconcileResult = void | { requeueAfterMs: number };
+
+/** Options of {@linkcode WorkQueue}. */
+export interface WorkQueueOptions {
+  /** Name for logs and metrics. */
+  name: string;
+  /** Workers (default 1). */
+  concurrency?: number;
+  /** First retry delay (default 5 s). */
+  baseDelayMs?: number;
+  /** Largest retry delay (default 300 s). */
+  maxDelayMs?: number;
+  /** Metrics registry. */
+  metrics?: MetricsRegistry;
+}
+
+/** The work queue. */
+export class WorkQueue {
+  readonly #options: Required<Omit<WorkQueueOptions, "metrics">>;
+  #queue: string[] = [];
+  readonly #queued = new Set<string>();
+  readonly #processing = new Set<string>();
+  readonly #dirty = new Set<string>();
+  readonly #failures = new Map<string, number>();
+  readonly #timers = new Map<string, { at: number; timer: ReturnType<typeof setTimeout> }>();
+  readonly #addedAt = new Map<string, number>();
+  #waiters: (() => void)[] = [];
+  #shuttingDown = false;
+  #workers: Promise<void>[] = [];
+  readonly #metrics?: {
+    depth: ReturnType<MetricsRegistry["gauge"]>;
+    adds: ReturnType<MetricsRegistry["counter"]>;
+    retries: ReturnType<MetricsRegistry["counter"]>;
+    latency: ReturnType<MetricsRegistry["histogram"]>;
+    duration: ReturnType<MetricsRegistry["histogram"]>;
+  };
+
+  /** Creates the queue. */
+  constructor(options: WorkQueueOptions) {
+    this.#options = {
+      name: options.name,
+      concurrency: options.concurrency ?? 1,
+      baseDelayMs: options.baseDelayMs ?? 5_000,
+      maxDelayMs: options.maxDelayMs ?? 300_000,
+    };
+    const m = options.metrics;
+    if (m) {
+      const buckets = [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60, 300];
+      this.#metrics = {
+        depth: m.gauge("workqueue_depth", "Keys waiting in the work queue."),
+        adds: m.counter("workqueue_adds_total", "Keys added to the work queue."),
+        retries: m.counter("workqueue_retries_total", "Keys retried after a failure."),
+        latency: m.histogram("workqueue_queue_duration_seconds", "Time a key waits before a worker takes it.", buckets),
+        duration: m.histogram("workqueue_work_duration_seconds", "Time a worker spends on a key.", buckets),
+      };
+    }
+  }
+
+  /** Keys waiting (not counting delayed ones). */
+  get length(): number {
+    return this.#queue.length;
+  }
+
+  /** Failures in a row of `key`. */
+  failures(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+
+  #depth(): void {
+    this.#metrics?.depth.set(this.#queue.length, { name: this.#options.name });
+  }
+
+  /** Adds `key` now (no-op if already waiting). */
+  add(key: string): void {
+    if (this.#shuttingDown) return;
+    const pending = this.#timers.get(key);
+    if (pending) {
+      clearTimeout(pending.timer);
+      this.#timers.delete(key);
+    }
+    if (this.#processing.has(key)) {
+      this.#dirty.add(key);
+      return;
+    }
+    if (this.#queued.has(key)) return;
+    this.#queued.add(key);
+    this.#queue.push(key);
+    this.#addedAt.set(key, performance.now());
+    this.#metrics?.adds.inc({ name: this.#options.name });
+    this.#depth();
+    this.#waiters.shift()?.();
+  }
+
+  /** Adds `key` after `delayMs` (an earlier pending add wins). */
+  addAfter(key: string, delayMs: number): void {
+    if (this.#shuttingDown) return;
+    if (delayMs <= 0) return this.add(key);
+    const at = performance.now() + delayMs;
+    const pending = this.#timers.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.#timers.delete(key);
+      this.add(key);
+    }, delayMs);
+    this.#timers.set(key, { at, timer });
+  }
+
+  /** The backoff for the next failure of `key`: base × 2^(failures), capped. */
+  backoffFor(key: string): number {
+    const failures = this.#failures.get(key) ?? 0;
+    return Math.min(this.#options.maxDelayMs, this.#options.baseDelayMs * 2 ** failures);
+  }
+
+  /** Re-adds `key` after its backoff and counts the failure. */
+  addRateLimited(key: string): number {
+    const delay = this.backoffFor(key);
+    this.#failures.set(key, (this.#failures.get(key) ?? 0) + 1);
+    this.#metrics?.retries.inc({ name: this.#options.name });
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** Forgets the failures of `key`. */
+  forget(key: string): void {
+    this.#failures.delete(key);
+  }
+
+  async #next(): Promise<string | undefined> {
+    while (!this.#shuttingDown) {
+      const key = this.#queue.shift();
+      if (key !== undefined) {
+        this.#queued.delete(key);
+        this.#depth();
+        return key;
+      }
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+    return undefined;
+  }
+
+  /**
+   * Starts the workers with `handler`. A thrown error retries the key with backoff; `{requeueAfterMs}` looks again
+   * after that time (and resets the backoff); nothing forgets the key's failures.
+   */
+  start(handler: (key: string) => Promise<ReconcileResult>): void {
+    const worker = async () => {
+      for (;;) {
+        const key = await this.#next();
+        if (key === undefined) return;
+        this.#processing.add(key);
+        const added = this.#addedAt.get(key);
+        if (added !== undefined) {
+          this.#metrics?.latency.observe((performance.now() - added) / 1000, { name: this.#options.name });
+        }
+        const started = performance.now();
+        try {
+          const result = await handler(key);
+          this.forget(key);
+          if (result && result.requeueAfterMs >= 0) this.addAfter(key, result.requeueAfterMs);
+        } catch (cause) {
+          const delay = this.addRateLimited(key);
+          log.info(2, "reconcile failed; retrying", {
+            queue: this.#options.name,
+            key,
+            retryInSeconds: Math.round(delay / 1000),
+            error: cause,
+          });
+        } finally {
+          this.#metrics?.duration.observe((performance.now() - started) / 1000, { name: this.#options.name });
+          this.#processing.delete(key);
+          if (this.#dirty.delete(key)) this.add(key);
+        }
+      }
+    };
+    for (let i = 0; i < this.#options.concurrency; i++) this.#workers.push(worker());
+  }
+
+  /** Stops taking keys, cancels delayed adds and waits for the handlers in flight. */
+  async shutdown(): Promise<void> {
+    this.#shuttingDown = true;
+    for (const { timer } of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+    for (const wake of this.#waiters.splice(0)) wake();
+    await Promise.all(this.#workers);
+  }
+}

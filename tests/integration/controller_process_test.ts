@@ -1,0 +1,219 @@
+/**
+ * The controller process as it runs in a cluster: leader election between replicas, the HTTPS health and metrics
+ * server with delegated authorization, and shutdown — all against the real kube-apiserver.
+ */
+import assert from "node:assert/strict";
+import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { kubeOk, kubeRequest } from "../support/kube_http.ts";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+interface Replica {
+  child: Deno.ChildProcess;
+  lines: { at: number; text: string }[];
+  exited: Promise<Deno.CommandStatus>;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<number>;
+}
+
+function startReplica(args: string[]): Replica {
+  const plane = testControlPlane();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      MAIN,
+      `--kubeconfig=${plane.kubeconfigPath}`,
+      "--v=4",
+      ...args,
+    ],
+    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests", ANKRA_CLOUD_API_URL: "https://127.0.0.1:1" },
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).spawn();
+  const lines: { at: number; text: string }[] = [];
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    let buffer = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let newline;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        lines.push({ at: performance.now(), text: buffer.slice(0, newline) });
+        buffer = buffer.slice(newline + 1);
+      }
+    }
+  };
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const exited = child.status.then(async (status) => {
+    await pumps;
+    return status;
+  });
+  return {
+    child,
+    lines,
+    exited,
+    async waitFor(pattern, timeoutMs = 30_000) {
+      const deadline = performance.now() + timeoutMs;
+      while (performance.now() < deadline) {
+        const line = lines.find((l) => pattern.test(l.text));
+        if (line) return line.at;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`no log line ${pattern} in ${timeoutMs} ms:\n${lines.map((l) => l.text).join("\n")}`);
+    },
+  };
+}
+
+async function stop(replica: Replica): Promise<void> {
+  try {
+    replica.child.kill("SIGKILL");
+  } catch { /* already gone */ }
+  await replica.exited;
+}
+
+function leaseHolder(lease: string): Promise<string | undefined> {
+  return kubeRequest<{ spec?: { holderIdentity?: string } }>(
+    testControlPlane(),
+    "GET",
+    `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${lease}`,
+  ).then((answer) => answer.status === 200 ? answer.body.spec?.holderIdentity : undefined);
+}
+
+Deno.test("of two replicas exactly one leads; a SIGKILLed leader is replaced within the lease duration", async () => {
+  const lease = uniqueName("lease-kill");
+  const a = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+  try {
+    await a.waitFor(/became leader/);
+    const b = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+    try {
+      await b.waitFor(/Ankra Cloud provider initialised/);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      assert.ok(
+        !b.lines.some((l) => /became leader/.test(l.text)),
+        "the standby does not lead while the leader renews",
+      );
+      const holder = await leaseHolder(lease);
+      assert.ok(holder && holder.length > 0);
+      const killedAt = performance.now();
+      a.child.kill("SIGKILL");
+      await a.exited;
+      const tookOver = await b.waitFor(/became leader/, 25_000);
+      const seconds = (tookOver - killedAt) / 1000;
+      assert.ok(seconds <= 15 + 2 * 1.2 + 1, `took over after ${seconds.toFixed(1)} s (lease 15 s, retry 2 s)`);
+      assert.ok(seconds >= 5, `took over after ${seconds.toFixed(1)} s: before the old lease could have expired`);
+      assert.notEqual(await leaseHolder(lease), holder);
+    } finally {
+      await stop(b);
+    }
+  } finally {
+    await stop(a);
+  }
+});
+
+Deno.test("a gracefully stopped leader releases the lease and the standby takes over at once, never overlapping", async () => {
+  const lease = uniqueName("lease-term");
+  const a = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+  try {
+    await a.waitFor(/became leader/);
+    const b = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+    try {
+      await b.waitFor(/Ankra Cloud provider initialised/);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const stoppedAt = performance.now();
+      a.child.kill("SIGTERM");
+      const status = await a.exited;
+      assert.equal(status.code, 0, "a graceful stop exits 0");
+      const exitSeconds = (performance.now() - stoppedAt) / 1000;
+      assert.ok(exitSeconds < 5, `exited after ${exitSeconds.toFixed(1)} s`);
+      const released = await a.waitFor(/released the leader lease/, 1);
+      const controllersStopped = await a.waitFor(/controllers stopped/, 1);
+      const tookOver = await b.waitFor(/became leader/, 10_000);
+      assert.ok(controllersStopped <= released, "writers stop before the lease is released");
+      assert.ok(controllersStopped < tookOver, "the old leader stopped writing before the new one started");
+      const seconds = (tookOver - released) / 1000;
+      assert.ok(seconds < 1.5, `standby took over ${seconds.toFixed(2)} s after the release`);
+    } finally {
+      await stop(b);
+    }
+  } finally {
+    await stop(a);
+  }
+});
+
+Deno.test("the HTTPS server answers health checks, reports readiness, and refuses /metrics to unauthorized callers", async () => {
+  const plane = testControlPlane();
+  const dir = await Deno.makeTempDir();
+  const tls = await selfSignedServingCertificate("localhost");
+  await Deno.writeTextFile(`${dir}/tls.crt`, tls.cert);
+  await Deno.writeTextFile(`${dir}/tls.key`, tls.key);
+  const port = freePort();
+  const name = uniqueName("metrics-reader");
+  const replica = startReplica([
+    "--leader-elect=false",
+    `--secure-port=${port}`,
+    "--bind-address=127.0.0.1",
+    `--tls-cert-file=${dir}/tls.crt`,
+    `--tls-private-key-file=${dir}/tls.key`,
+  ]);
+  const client = Deno.createHttpClient({ caCerts: [tls.ca] });
+  const get = async (path: string, token?: string) => {
+    const response = await fetch(`https://127.0.0.1:${port}${path}`, {
+      client,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
+    return { status: response.status, text: await response.text() };
+  };
+  try {
+    await replica.waitFor(/serving health and metrics/);
+    assert.equal((await get("/healthz")).status, 200);
+    let ready = await get("/readyz?verbose");
+    for (let i = 0; i < 50 && ready.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      ready = await get("/readyz?verbose");
+    }
+    assert.equal(ready.status, 200);
+    assert.match(ready.text, /\[\+\]informer-sync-nodes ok/);
+    assert.match(ready.text, /\[\+\]leader-election disabled/);
+    const anonymous = await get("/metrics");
+    assert.equal(anonymous.status, 401);
+    // A service account without the right: 403. With get on the /metrics non-resource URL: 200.
+    await kubeOk(plane, "POST", "/api/v1/namespaces/kube-system/serviceaccounts", {
+      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name } },
+    });
+    const token = (await kubeOk<{ status: { token: string } }>(
+      plane,
+      "POST",
+      `/api/v1/namespaces/kube-system/serviceaccounts/${name}/token`,
+      { body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 600 } } },
+    )).status.token;
+    assert.equal((await get("/metrics", token)).status, 403);
+    assert.equal((await get("/metrics", "not-a-valid-token")).status, 401);
+    await kubeOk(plane, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+      body: { metadata: { name }, rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }] },
+    });
+    await kubeOk(plane, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+        subjects: [{ kind: "ServiceAccount", name, namespace: "kube-system" }],
+      },
+    });
+    let metrics = await get("/metrics", token);
+    for (let i = 0; i < 40 && metrics.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500)); // past the 10 s decision cache at worst
+      metrics = await get("/metrics", token);
+    }
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.text, /^process_resident_memory_bytes \d+/m);
+    assert.match(metrics.text, /^kubernetes_api_requests_total\{method="GET",resource="nodes",code="200"\} \d+/m);
+    assert.match(metrics.text, /^# TYPE kubernetes_watch_restarts_total counter/m);
+    assert.ok(!metrics.text.includes("act_not-used-by-these-tests"), "the token is in no metric");
+    replica.child.kill("SIGTERM");
+    assert.equal((await replica.exited).code, 0);
+  } finally {
+    client.close();
+    await stop(replica);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
