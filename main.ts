@@ -11,7 +11,7 @@
 import { ConfigError, resolveCommand } from "./lib/config.ts";
 import { configureLogging, error, redact, registerSecret } from "./lib/log.ts";
 import { runController } from "./lib/controller_manager.ts";
-import { runSimulatorCommand } from "./lib/simulator/command.ts";
+import { buildControllers } from "./lib/controllers/controllers.ts";
 
 /** Runs the command line `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
@@ -33,11 +33,14 @@ export async function main(args: string[]): Promise<number> {
     case "version":
       console.log(command.text);
       return 0;
-    case "simulator":
+    case "simulator": {
+      // Loaded only for this command: the controller never pays for the simulator's code.
+      const { runSimulatorCommand } = await import("./lib/simulator/command.ts");
       return await runSimulatorCommand(command.args);
+    }
     case "run": {
       configureLogging({ verbosity: command.config.verbosity, format: command.config.loggingFormat });
-      return await runController(command.config);
+      return await runController(command.config, buildControllers);
     }
   }
 }

@@ -86,6 +86,8 @@ export interface Config {
   nodeStatusUpdateFrequencyMs: number;
   /** Period of the node lifecycle check, milliseconds. */
   nodeMonitorPeriodMs: number;
+  /** Period of the shared server list, milliseconds. */
+  serverListPeriodMs: number;
   /** Workers of the service controller. */
   concurrentServiceSyncs: number;
   /** Workers of the node controller. */
@@ -187,6 +189,12 @@ const OPTIONS: readonly OptionSpec[] = [
     help: "period of the address and label refresh of initialised nodes",
   },
   { flag: "node-monitor-period", kind: "duration", default: "5s", help: "period of the node lifecycle check" },
+  {
+    flag: "server-list-period",
+    kind: "duration",
+    default: "60s",
+    help: "period of the one shared list of Ankra servers that every node controller reads",
+  },
   { flag: "concurrent-service-syncs", kind: "integer", default: "1", help: "service controller workers" },
   { flag: "concurrent-node-syncs", kind: "integer", default: "1", help: "node controller workers" },
   { flag: "kube-api-qps", kind: "integer", default: "20", help: "requests per second to the Kubernetes API" },
@@ -687,6 +695,7 @@ function buildConfig(raw: Map<OptionSpec, string | undefined>, readFile: (path: 
     controllers,
     nodeStatusUpdateFrequencyMs: asDuration(raw, "node-status-update-frequency", { minMs: 1000, maxMs: 86_400_000 }),
     nodeMonitorPeriodMs: asDuration(raw, "node-monitor-period", { minMs: 100, maxMs: 3_600_000 }),
+    serverListPeriodMs: asDuration(raw, "server-list-period", { minMs: 1_000, maxMs: 3_600_000 }),
     concurrentServiceSyncs: asInteger(raw, "concurrent-service-syncs", { min: 1, max: 64 }),
     concurrentNodeSyncs: asInteger(raw, "concurrent-node-syncs", { min: 1, max: 64 }),
     kubeApiQps: asInteger(raw, "kube-api-qps", { min: 1, max: 10_000 }),

@@ -23,8 +23,12 @@ let sink: LogSink = defaultSink;
 
 function defaultSink(line: string, stream: "stdout" | "stderr"): void {
   const bytes = new TextEncoder().encode(line + "\n");
-  if (stream === "stderr") Deno.stderr.writeSync(bytes);
-  else Deno.stdout.writeSync(bytes);
+  try {
+    const target = stream === "stderr" ? Deno.stderr : Deno.stdout;
+    for (let written = 0; written < bytes.length;) written += target.writeSync(bytes.subarray(written));
+  } catch {
+    // A closed or broken output (the reader went away) must never stop the controller.
+  }
 }
 
 /**

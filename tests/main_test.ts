@@ -96,3 +96,16 @@ Deno.test("the simulator command refuses a bad seed file with the field named", 
   assert.equal(result.code, 2);
   assert.match(result.stderr, /seed: field zones\.0\.name/);
 });
+
+Deno.test("a start-up failure exits 1 cleanly even when nobody reads the output", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", MAIN, "--kubeconfig=/nonexistent/kubeconfig"],
+    env: { ANKRA_CLOUD_TOKEN: TOKEN },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await child.stdout.cancel();
+  await child.stderr.cancel();
+  const status = await child.status;
+  assert.equal(status.code, 1, "an unreadable kubeconfig fails cleanly, output closed or not");
+});

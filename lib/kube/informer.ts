@@ -112,7 +112,7 @@ export interface InformerOptions<R, S extends { resourceVersion: string }> {
   keyOf: (object: S) => string;
   /** Metrics registry (watch restarts). */
   metrics?: MetricsRegistry;
-  /** Page size of lists (default 500). */
+  /** Page size of lists (default 100: smaller pages keep the peak memory of a large first list low). */
   pageSize?: number;
   /** Server-side watch timeout range in seconds (default 300–600, randomised like client-go). */
   watchTimeoutSeconds?: [number, number];
@@ -184,7 +184,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
 
   async #list(signal: AbortSignal): Promise<void> {
     const { items, resourceVersion } = await this.#options.client.list<R>(this.#options.path, {
-      limit: this.#options.pageSize ?? 500,
+      limit: this.#options.pageSize ?? 100,
       signal,
     });
     this.lists++;

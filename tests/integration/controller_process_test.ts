@@ -217,3 +217,35 @@ Deno.test("the HTTPS server answers health checks, reports readiness, and refuse
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a controller whose output nobody reads any more still stops on SIGTERM with exit 0", async () => {
+  const plane = testControlPlane();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      MAIN,
+      `--kubeconfig=${plane.kubeconfigPath}`,
+      "--leader-elect=false",
+      "--secure-port=0",
+    ],
+    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!/provider initialised/.test(text)) text += (await reader.read()).value ?? "";
+  await reader.cancel();
+  await child.stderr.cancel();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  child.kill("SIGTERM");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const status = await Promise.race([
+    child.status,
+    new Promise<Deno.CommandStatus>((_, reject) =>
+      timer = setTimeout(() => reject(new Error("no exit in 10 s")), 10_000)
+    ),
+  ]).finally(() => clearTimeout(timer));
+  assert.equal(status.code, 0);
+});

@@ -1,0 +1,145 @@
+/**
+ * The cloud-node-lifecycle controller, rebuilt: every `--node-monitor-period` it looks at the cached nodes. Ready
+ * nodes cost nothing (their shutdown taint goes, if they had one). For a node that is not Ready, it asks the shared
+ * {@linkcode CloudView} — never the API directly — about the node's server: `stopping`/`stopped` → shutdown taint;
+ * `deleting`, or gone with proof (absent from two complete lists some time apart, or a 404) → event `DeletingNode`
+ * and the Node is deleted.
+ *
+ * Never deleted: nodes whose providerID belongs to another provider (left alone entirely), nodes without a
+ * providerID (never linked to a server, so nothing proves their server is gone), and any node while the cloud view
+ * is unavailable — errors, timeouts, 401/403 and rate limits prove nothing.
+ *
+ * @module
+ */
+import type { V1Node, V1Taint } from "@kubernetes/client-node";
+import { isKubeError, type KubeClient } from "../kube/client.ts";
+import type { EventRecorder, ObjectReference } from "../kube/events.ts";
+import type { Informer } from "../kube/informer.ts";
+import { updateNode } from "../kube/node_writes.ts";
+import type { SlimNode } from "../kube/slim.ts";
+import * as log from "../log.ts";
+import { hasShutdownTaint, SHUTDOWN_TAINT, shutdownTaint } from "../provider/node_plan.ts";
+import { parseProviderId } from "../provider/provider_id.ts";
+import { serverPresence } from "../provider/server_state.ts";
+import { abortableSleep } from "../runtime/request_budget.ts";
+import type { CloudView } from "./cloud_view.ts";
+
+/** Options of {@linkcode NodeLifecycleController}. */
+export interface NodeLifecycleOptions {
+  /** Kubernetes client. */
+  kube: KubeClient;
+  /** Node informer. */
+  nodes: Informer<V1Node, SlimNode>;
+  /** The shared cloud view. */
+  view: CloudView;
+  /** Events with source `cloud-node-lifecycle-controller`. */
+  events: EventRecorder;
+  /** `--node-monitor-period` (5 s). */
+  periodMs: number;
+}
+
+function reference(node: SlimNode): ObjectReference {
+  return { kind: "Node", apiVersion: "v1", name: node.name, uid: node.uid };
+}
+
+/** The decision for one node on one pass. */
+export type LifecycleAction = "none" | "remove-shutdown-taint" | "add-shutdown-taint" | "delete" | "check-unknown";
+
+/** Decides what to do with a node, from the node and what the view knows. Pure. */
+export function lifecycleAction(
+  node: SlimNode,
+  view: Pick<CloudView, "synced" | "server" | "isGone">,
+): LifecycleAction {
+  if (node.ready === "True") return hasShutdownTaint(node) ? "remove-shutdown-taint" : "none";
+  if (node.deletionTimestamp || !node.providerID) return "none";
+  const id = parseProviderId(node.providerID)?.serverId;
+  if (!id || !view.synced) return "none";
+  const server = view.server(id);
+  if (!server) return view.isGone(id) ? "delete" : "check-unknown";
+  const presence = serverPresence(server.state);
+  if (!presence.exists) return "delete";
+  if (presence.shutdown && !hasShutdownTaint(node)) return "add-shutdown-taint";
+  return "none";
+}
+
+/** The cloud-node-lifecycle controller. */
+export class NodeLifecycleController {
+  /** Name for logs. */
+  readonly name = "cloud-node-lifecycle";
+  readonly #options: NodeLifecycleOptions;
+
+  /** Creates the controller. */
+  constructor(options: NodeLifecycleOptions) {
+    this.#options = options;
+  }
+
+  /** Runs until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.monitor().catch((cause) => log.warn("node lifecycle pass failed", { error: cause }));
+      await abortableSleep(this.#options.periodMs, signal).catch(() => {});
+    }
+  }
+
+  /** One pass over every cached node. */
+  async monitor(): Promise<void> {
+    const { nodes, view } = this.#options;
+    for (const node of nodes.store.list()) {
+      const action = lifecycleAction(node, view);
+      try {
+        switch (action) {
+          case "none":
+            break;
+          case "check-unknown":
+            await view.checkUnknown(parseProviderId(node.providerID!)!.serverId);
+            if (lifecycleAction(node, view) === "delete") await this.#delete(node);
+            break;
+          case "delete":
+            await this.#delete(node);
+            break;
+          case "add-shutdown-taint":
+            await this.#setShutdownTaint(node, true);
+            break;
+          case "remove-shutdown-taint":
+            await this.#setShutdownTaint(node, false);
+            break;
+        }
+      } catch (cause) {
+        log.warn("node lifecycle action failed", { node: node.name, action, error: cause });
+      }
+    }
+  }
+
+  async #setShutdownTaint(node: SlimNode, present: boolean): Promise<void> {
+    await updateNode(this.#options.kube, node.name, (raw) => {
+      const taints = raw.spec?.taints ?? [];
+      const has = taints.some((t: V1Taint) => t.key === SHUTDOWN_TAINT);
+      if (has === present) return undefined;
+      const next = present
+        ? [...taints, shutdownTaint(new Date())]
+        : taints.filter((t: V1Taint) => t.key !== SHUTDOWN_TAINT);
+      return { spec: { taints: next } };
+    });
+    log.info(1, present ? "tainted shut-down node" : "removed shutdown taint", { node: node.name });
+  }
+
+  async #delete(node: SlimNode): Promise<void> {
+    const { kube, events } = this.#options;
+    events.event(
+      reference(node),
+      "Normal",
+      "DeletingNode",
+      `Deleting node ${node.name} because it does not exist in the cloud provider`,
+    );
+    try {
+      await kube.request("DELETE", `/api/v1/nodes/${encodeURIComponent(node.name)}`, {
+        body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: node.uid } },
+      });
+      log.info(0, "deleted node whose server is gone", { node: node.name, providerID: node.providerID });
+    } catch (cause) {
+      if (isKubeError(cause, "not_found")) return;
+      events.event(reference(node), "Warning", "DeletingNodeFailed", `Error deleting node ${node.name}: ${cause}`);
+      throw cause;
+    }
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The node controllers running in this process against the test control plane and a simulator, with short periods,
+ * for end-to-end tests.
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import { CloudView } from "../../lib/controllers/cloud_view.ts";
+import { NodeController } from "../../lib/controllers/node_controller.ts";
+import { NodeLifecycleController } from "../../lib/controllers/node_lifecycle_controller.ts";
+import { KubeClient } from "../../lib/kube/client.ts";
+import { EventRecorder } from "../../lib/kube/events.ts";
+import { Informer } from "../../lib/kube/informer.ts";
+import { type SlimNode, slimNode } from "../../lib/kube/slim.ts";
+import type { Seed } from "../../lib/simulator/seed.ts";
+import { testControlPlane } from "./control_plane.ts";
+import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
+
+/** Running node controllers. */
+export interface RunningNodeControllers extends AsyncDisposable {
+  /** Simulator and client. */
+  cloud: TestCloud;
+  /** Admin Kubernetes client. */
+  kube: KubeClient;
+  /** The node informer. */
+  nodes: Informer<V1Node, SlimNode>;
+  /** The shared view. */
+  view: CloudView;
+}
+
+/** Options of {@linkcode startNodeControllers}. */
+export interface NodeControllerTestOptions {
+  /** Simulator seed. */
+  seed?: Seed;
+  /** Server list period (default 1 s). */
+  serverListPeriodMs?: number;
+  /** Least time between the lists proving a server gone (default 1 s). */
+  confirmAfterMs?: number;
+  /** Address refresh period (default 1 s). */
+  refreshPeriodMs?: number;
+  /** Lifecycle period (default 200 ms). */
+  monitorPeriodMs?: number;
+}
+
+/** Starts the informer, view and both node controllers. */
+export async function startNodeControllers(options: NodeControllerTestOptions = {}): Promise<RunningNodeControllers> {
+  const plane = testControlPlane();
+  const cloud = await startTestCloud(options.seed ?? testSeed());
+  const kube = new KubeClient(
+    { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
+    { qps: 200, burst: 200 },
+  );
+  const nodes = new Informer<V1Node, SlimNode>({
+    name: "nodes",
+    client: kube,
+    path: "/api/v1/nodes",
+    slim: slimNode,
+    keyOf: (n) => n.name,
+  });
+  const view = new CloudView(cloud.client, {
+    refreshPeriodMs: options.serverListPeriodMs ?? 1_000,
+    minRefreshIntervalMs: 200,
+    confirmAfterMs: options.confirmAfterMs ?? 1_000,
+  });
+  const stop = new AbortController();
+  const informerRun = nodes.run(stop.signal);
+  await nodes.synced;
+  const runs = [
+    informerRun,
+    view.run(stop.signal),
+    new NodeController({
+      kube,
+      nodes,
+      view,
+      events: new EventRecorder(kube, { component: "cloud-node-controller", host: "test" }),
+      refreshPeriodMs: options.refreshPeriodMs ?? 1_000,
+      workers: 2,
+      retryBaseMs: 200,
+    }).run(stop.signal),
+    new NodeLifecycleController({
+      kube,
+      nodes,
+      view,
+      events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller", host: "test" }),
+      periodMs: options.monitorPeriodMs ?? 200,
+    }).run(stop.signal),
+  ];
+  return {
+    cloud,
+    kube,
+    nodes,
+    view,
+    async [Symbol.asyncDispose]() {
+      stop.abort();
+      await Promise.all(runs);
+      kube.close();
+      await cloud[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** Waits until `check` holds (polling every 50 ms). */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition") {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what} not reached within ${timeoutMs} ms`);
+}
