@@ -9,10 +9,11 @@ import { EventRecorder } from "../kube/events.ts";
 import { CloudView } from "./cloud_view.ts";
 import { NodeController } from "./node_controller.ts";
 import { NodeLifecycleController } from "./node_lifecycle_controller.ts";
+import { ServiceController } from "./service_controller.ts";
 
 /** Builds the selected controllers for one term of leadership. */
 export function buildControllers(context: ControllerContext): Controller[] {
-  const { config, kube, cloud, nodes, metrics } = context;
+  const { config, kube, cloud, nodes, services, metrics } = context;
   const host = Deno.hostname();
   const wanted = new Set(config.controllers);
   const controllers: Controller[] = [];
@@ -43,6 +44,27 @@ export function buildControllers(context: ControllerContext): Controller[] {
         }),
       );
     }
+  }
+  if (wanted.has("service")) {
+    controllers.push(
+      new ServiceController({
+        kube,
+        cloud,
+        services,
+        nodes,
+        clusterName: config.clusterName,
+        loadBalancerClass: config.loadBalancerClass,
+        defaults: {
+          networkId: config.cloud.networkId,
+          zone: config.cloud.zone,
+          highAvailability: config.cloud.loadBalancerHighAvailability,
+        },
+        serviceEvents: new EventRecorder(kube, { component: "service-controller", host, metrics }),
+        providerEvents: new EventRecorder(kube, { component: "ankra-cloud-ccm", host, metrics }),
+        workers: config.concurrentServiceSyncs,
+        metrics,
+      }),
+    );
   }
   return controllers;
 }

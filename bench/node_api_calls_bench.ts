@@ -1,0 +1,127 @@
+/**
+ * Ankra API calls per minute made by the node controllers for 100 nodes, counted by the simulator, with the
+ * default periods (server list 60 s, address refresh 5 min, lifecycle 5 s):
+ *
+ *     source scripts/env.sh && deno task bench:node-calls
+ *
+ * Phases: initialise 100 nodes; 60 s with every node Ready; 60 s with 10 nodes NotReady. Writes
+ * bench/node_api_calls_report.md. Target (issue 5): ≤ 2 calls/min for 100 healthy nodes, and no more per NotReady
+ * node.
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import { CloudView } from "../lib/controllers/cloud_view.ts";
+import { NodeController } from "../lib/controllers/node_controller.ts";
+import { NodeLifecycleController } from "../lib/controllers/node_lifecycle_controller.ts";
+import { KubeClient } from "../lib/kube/client.ts";
+import { EventRecorder } from "../lib/kube/events.ts";
+import { Informer } from "../lib/kube/informer.ts";
+import { type SlimNode, slimNode } from "../lib/kube/slim.ts";
+import { testControlPlane } from "../tests/support/control_plane.ts";
+import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
+import { startTestCloud, testSeed } from "../tests/support/simulator.ts";
+
+const WINDOW_MS = Number(Deno.env.get("BENCH_WINDOW_MS") ?? 60_000);
+const plane = testControlPlane();
+await using cloud = await startTestCloud(testSeed());
+const sim = cloud.simulator.sim;
+const names = Array.from({ length: 100 }, (_, i) => `calls-${String(i).padStart(3, "0")}`);
+for (const name of names) {
+  sim.world.addServer({
+    hostname: name,
+    zone: "de-fsn1",
+    plan: "standard-2c-4g",
+    state: "started",
+    labels: {},
+    interfaces: [{ network_id: "net-1" }],
+  });
+}
+for (let i = 0; i < names.length; i += 20) {
+  await Promise.all(
+    names.slice(i, i + 20).map((name) => kubeOk(plane, "POST", "/api/v1/nodes", { body: kubeletNode(name) })),
+  );
+}
+const kube = new KubeClient({
+  server: plane.url,
+  caCerts: [plane.caCert],
+  auth: { kind: "token", token: plane.token },
+  source: "bench",
+});
+const nodes = new Informer<V1Node, SlimNode>({
+  name: "nodes",
+  client: kube,
+  path: "/api/v1/nodes",
+  slim: slimNode,
+  keyOf: (n) => n.name,
+});
+const view = new CloudView(cloud.client, { refreshPeriodMs: 60_000 });
+const stop = new AbortController();
+const runs = [nodes.run(stop.signal)];
+await nodes.synced;
+runs.push(
+  view.run(stop.signal),
+  new NodeController({
+    kube,
+    nodes,
+    view,
+    events: new EventRecorder(kube, { component: "cloud-node-controller" }),
+    refreshPeriodMs: 300_000,
+    workers: 1,
+  }).run(stop.signal),
+  new NodeLifecycleController({
+    kube,
+    nodes,
+    view,
+    events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller" }),
+    periodMs: 5_000,
+  }).run(stop.signal),
+);
+const started = performance.now();
+while (nodes.store.list().filter((n) => n.name.startsWith("calls-") && n.providerID).length < 100) {
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
+const initSeconds = (performance.now() - started) / 1000;
+const initCalls = Object.fromEntries(sim.counters);
+
+function perMinute(before: number, after: number) {
+  return ((after - before) * 60_000 / WINDOW_MS).toFixed(1);
+}
+const healthyBefore = sim.count();
+await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+const healthy = perMinute(healthyBefore, sim.count());
+const now = new Date().toISOString();
+for (const name of names.slice(0, 10)) {
+  await kubeOk(plane, "PATCH", `/api/v1/nodes/${name}/status`, {
+    patch: "strategic",
+    body: {
+      status: { conditions: [{ type: "Ready", status: "False", lastHeartbeatTime: now, lastTransitionTime: now }] },
+    },
+  });
+}
+const notReadyBefore = sim.count();
+await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+const notReady = perMinute(notReadyBefore, sim.count());
+stop.abort();
+await Promise.all(runs);
+kube.close();
+for (const name of names) await kubeOk(plane, "DELETE", `/api/v1/nodes/${name}`).catch(() => {});
+
+const report = [
+  "# Node controllers: Ankra API calls",
+  "",
+  `Run ${new Date().toISOString()}: 100 nodes and servers, default periods (server list 60 s, address refresh 5 min,`,
+  `lifecycle 5 s), calls counted by the simulator over ${WINDOW_MS / 1000} s windows.`,
+  "",
+  "| phase | Ankra API calls |",
+  "| --- | --- |",
+  `| initialise 100 nodes (${initSeconds.toFixed(1)} s) | ${JSON.stringify(initCalls)} |`,
+  `| 100 Ready nodes | ${healthy} per minute |`,
+  `| 90 Ready + 10 NotReady nodes | ${notReady} per minute |`,
+  "",
+  "Framework design for comparison (`ccm-landscape.md` §1.7): ~20/min for 100 healthy nodes plus 24/min per NotReady",
+  "node.",
+  "",
+].join("\n");
+await Deno.writeTextFile(new URL("./node_api_calls_report.md", import.meta.url), report);
+console.log(report);

@@ -1,0 +1,45 @@
+/**
+ * Optimistic-concurrency writes: read the object, compute a change, send it as a merge patch carrying the
+ * resourceVersion, and on a conflict read again and retry (5 tries, growing jittered pauses).
+ *
+ * @module
+ */
+import { abortableSleep } from "../runtime/request_budget.ts";
+import { isKubeError, type KubeClient } from "./client.ts";
+
+/** Computes a merge patch (without metadata.resourceVersion) from the current object, or nothing to do. */
+export type ObjectChange<T> = (current: T) => Record<string, unknown> | undefined;
+
+/** Applies `change` at `path`; false when there was nothing to change or the object is gone. */
+export async function updateObject<T extends { metadata?: { resourceVersion?: string } }>(
+  kube: KubeClient,
+  path: string,
+  change: ObjectChange<T>,
+): Promise<boolean> {
+  for (let attempt = 1;; attempt++) {
+    let current: T;
+    try {
+      current = await kube.get<T>(path);
+    } catch (cause) {
+      if (isKubeError(cause, "not_found")) return false;
+      throw cause;
+    }
+    const patch = change(current);
+    if (!patch) return false;
+    const metadata = {
+      ...(patch.metadata as Record<string, unknown> ?? {}),
+      resourceVersion: current.metadata?.resourceVersion,
+    };
+    try {
+      await kube.request("PATCH", path, { patch: "merge", body: { ...patch, metadata } });
+      return true;
+    } catch (cause) {
+      if (isKubeError(cause, "conflict") && attempt < 5) {
+        await abortableSleep(50 * attempt * (1 + Math.random()));
+        continue;
+      }
+      if (isKubeError(cause, "not_found")) return false;
+      throw cause;
+    }
+  }
+}

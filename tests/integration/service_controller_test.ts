@@ -1,0 +1,377 @@
+/**
+ * Service load balancers end to end: the real kube-apiserver, the Ankra Cloud simulator, the service controller
+ * in-process.
+ */
+import assert from "node:assert/strict";
+import type { V1Service } from "@kubernetes/client-node";
+import { testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventually } from "../support/node_controllers.ts";
+import { startServiceController } from "../support/service_controller.ts";
+import { testSeed } from "../support/simulator.ts";
+import { loadBalancerName } from "../../lib/provider/load_balancer_names.ts";
+
+const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+const NS = "default";
+
+interface EventDoc {
+  reason: string;
+  type: string;
+  message: string;
+  count: number;
+  source: { component: string };
+}
+
+let nodeCounter = 10;
+
+/** Creates initialised nodes on net-1 (10.0.x.y) and returns their names. */
+async function createNodes(count: number, prefix = uniqueName("lbn")): Promise<string[]> {
+  const names: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const n = nodeCounter++;
+    const name = `${prefix}-${i}`;
+    const node = kubeletNode(name, {
+      providerID: `ankracloud://de-fsn1/srv-${name}`,
+      labels: { "topology.kubernetes.io/zone": "de-fsn1" },
+      addresses: [
+        { type: "ExternalIP", address: `2001:db8:77::${n.toString(16)}` },
+        { type: "InternalIP", address: `fd64:1:0:1::a00:${n.toString(16)}` },
+        { type: "InternalIP", address: `10.0.0.${n}` },
+        { type: "Hostname", address: name },
+      ],
+    }) as { spec: { taints: unknown[] } };
+    node.spec.taints = [];
+    await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", { body: node });
+    names.push(name);
+  }
+  return names;
+}
+
+async function deleteNodes(names: string[]): Promise<void> {
+  for (const name of names) await kubeRequest(testControlPlane(), "DELETE", `/api/v1/nodes/${name}`);
+}
+
+async function createService(
+  name: string,
+  options: { ports?: { port: number; protocol?: string; name?: string }[]; annotations?: Record<string, string> } = {},
+): Promise<void> {
+  await kubeOk(testControlPlane(), "POST", `/api/v1/namespaces/${NS}/services`, {
+    body: {
+      metadata: { name, annotations: options.annotations ?? {} },
+      spec: {
+        type: "LoadBalancer",
+        selector: { app: name },
+        ports: (options.ports ?? [{ port: 80 }]).map((p, i) => ({ name: p.name ?? `p${i}`, ...p })),
+      },
+    },
+  });
+}
+
+function getService(name: string): Promise<V1Service> {
+  return kubeOk<V1Service>(testControlPlane(), "GET", `/api/v1/namespaces/${NS}/services/${name}`);
+}
+
+async function serviceExists(name: string): Promise<boolean> {
+  return (await kubeRequest(testControlPlane(), "GET", `/api/v1/namespaces/${NS}/services/${name}`)).status === 200;
+}
+
+function ingressIps(service: V1Service): string[] {
+  return (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? "");
+}
+
+function eventsFor(name: string): Promise<EventDoc[]> {
+  return kubeOk<{ items: EventDoc[] }>(
+    testControlPlane(),
+    "GET",
+    `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${name}`,
+  ).then((list) => list.items);
+}
+
+async function deleteService(name: string): Promise<void> {
+  await kubeRequest(testControlPlane(), "DELETE", `/api/v1/namespaces/${NS}/services/${name}`);
+}
+
+const WRITES = [
+  "create_load_balancer",
+  "update_load_balancer",
+  "delete_load_balancer",
+  "create_load_balancer_backend",
+  "update_load_balancer_backend",
+  "delete_load_balancer_backend",
+  "create_load_balancer_frontend",
+  "delete_load_balancer_frontend",
+  "replace_load_balancer_members",
+];
+
+Deno.test("a LoadBalancer Service gets a labelled load balancer, tcp listeners, members and its addresses", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(2);
+  const name = uniqueName("web");
+  const started = performance.now();
+  await createService(name, { ports: [{ port: 80 }, { port: 443 }, { port: 53, protocol: "UDP" }] });
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, "an address");
+    const seconds = (performance.now() - started) / 1000;
+    const service = await getService(name);
+    assert.ok(service.metadata!.finalizers!.includes(FINALIZER));
+    const lbs = [...sim.loadBalancers.items.values()];
+    assert.equal(lbs.length, 1);
+    const lb = lbs[0];
+    assert.equal(lb.name, await loadBalancerName("test", NS, name));
+    assert.deepEqual(lb.labels, { "ccm.ankra.cloud/service": `${NS}/${name}`, "ccm.ankra.cloud/cluster": "test" });
+    assert.equal(lb.network_id, "net-1");
+    assert.equal(lb.wants_ipv4, false, "public_ipv4 is sent as false without the annotation");
+    assert.deepEqual(ingressIps(service), lb.public_ipv6_addresses, "both IPv6 addresses of the pair, no IPv4");
+    assert.deepEqual(lb.frontends.map((f) => [f.name, f.port]).sort(), [["tcp-443", 443], ["tcp-80", 80]]);
+    const ports = service.spec!.ports!;
+    for (const backend of lb.backends) {
+      const nodePort = ports.find((p) => `tcp-${p.port}` === backend.name)!.nodePort;
+      assert.equal(backend.members.length, 2, "one member per node (the cluster is IPv4-only)");
+      assert.ok(backend.members.every((m) => m.port === nodePort && m.address.startsWith("10.0.0.")));
+    }
+    const events = await eventsFor(name);
+    const unsupported = events.filter((e) => e.reason === "UnsupportedPort");
+    assert.equal(unsupported.length, 1);
+    assert.match(unsupported[0].message, /TCP only; not forwarding 53\/UDP/);
+    assert.equal(unsupported[0].source.component, "ankra-cloud-ccm");
+    assert.ok(events.some((e) => e.reason === "EnsuredLoadBalancer" && e.source.component === "service-controller"));
+    assert.ok(seconds < 8, `address after ${seconds.toFixed(1)} s (load balancer creation takes 0.3 s here)`);
+    // Steady state: no writes, only the periodic drift check.
+    const before = WRITES.map((op) => sim.count(op));
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    assert.deepEqual(WRITES.map((op) => sim.count(op)), before, "steady state makes no cloud writes");
+    assert.equal(sim.count("list_load_balancers"), 2, "looked up by label once, plus the adoption check before create");
+    assert.equal((await eventsFor(name)).filter((e) => e.reason === "UnsupportedPort")[0].count, 1, "not repeated");
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000, "service gone");
+    assert.equal(sim.loadBalancers.items.size, 0, "the load balancer went with the Service");
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("a port change 80→8080 leaves exactly one frontend and backend on the new port", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("port");
+  await createService(name);
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
+      body: { spec: { ports: [{ name: "p0", port: 8080, protocol: "TCP" }] } },
+    });
+    await eventually(
+      () => {
+        const lb = [...sim.loadBalancers.items.values()][0];
+        return lb.frontends.length === 1 && lb.frontends[0].port === 8080 && lb.backends.length === 1 &&
+          lb.backends[0].name === "tcp-8080";
+      },
+      10_000,
+      "listeners on 8080",
+    );
+    const nodePort = (await getService(name)).spec!.ports![0].nodePort;
+    const lb = [...sim.loadBalancers.items.values()][0];
+    await eventually(() => lb.backends[0].members.length === 1 && lb.backends[0].members[0].port === nodePort);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("node changes update members within 2 s, and a burst of nodes is one replace per backend", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const first = await createNodes(1);
+  const name = uniqueName("members");
+  await createService(name);
+  const added: string[] = [];
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    const lb = [...sim.loadBalancers.items.values()][0];
+    const replacesBefore = sim.count("replace_load_balancer_members");
+    const burstStart = performance.now();
+    added.push(...await createNodes(10));
+    await eventually(() => lb.backends[0].members.length === 11, 5_000, "11 members");
+    const seconds = (performance.now() - burstStart) / 1000;
+    assert.ok(seconds < 4, `members updated ${seconds.toFixed(1)} s after the burst began`);
+    assert.equal(sim.count("replace_load_balancer_members") - replacesBefore, 1, "one replace for the burst");
+    const removedAt = performance.now();
+    await deleteNodes(added.splice(0, 5));
+    await eventually(() => lb.backends[0].members.length === 6, 5_000, "6 members");
+    assert.ok((performance.now() - removedAt) / 1000 < 2.5);
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${first[0]}`, {
+      body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "true" } } },
+    });
+    await eventually(() => lb.backends[0].members.length === 5, 5_000, "the excluded node's member goes");
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes([...first, ...added]);
+  }
+});
+
+Deno.test("an invalid annotation gets a Warning naming it, and nothing is created until it is fixed", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("badann");
+  await createService(name, { annotations: { "load-balancer.ankra.cloud/health-check-interval": "0" } });
+  try {
+    await eventually(async () => (await eventsFor(name)).some((e) => e.reason === "InvalidAnnotation"));
+    const event = (await eventsFor(name)).find((e) => e.reason === "InvalidAnnotation")!;
+    assert.equal(event.type, "Warning");
+    assert.match(
+      event.message,
+      /load-balancer\.ankra\.cloud\/health-check-interval must be an integer from 1 to 300, not "0"/,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(sim.count("create_load_balancer"), 0);
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
+      body: { metadata: { annotations: { "load-balancer.ankra.cloud/health-check-interval": "15" } } },
+    });
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    const lb = [...sim.loadBalancers.items.values()][0];
+    assert.equal(lb.backends[0].health_check.interval_seconds, 15);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("a Service deleted while its load balancer is creating leaves nothing behind", async () => {
+  await using env = await startServiceController({
+    seed: testSeed({ settings: { load_balancer_create_delay_ms: 3000 } }),
+  });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("early");
+  await createService(name);
+  try {
+    await eventually(() => sim.loadBalancers.items.size === 1, 10_000, "load balancer creating");
+    assert.equal([...sim.loadBalancers.items.values()][0].state, "creating");
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000, "service gone after its finalizer");
+    assert.equal(sim.loadBalancers.items.size, 0);
+    assert.ok((await eventsFor(name)).some((e) => e.reason === "DeletedLoadBalancer"));
+  } finally {
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("Services beyond the quota get a clear event, nothing leaks, and all are served once it is raised", async () => {
+  await using env = await startServiceController({ seed: testSeed({ settings: { load_balancer_quota: 5 } }) });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const names = Array.from({ length: 8 }, () => uniqueName("quota"));
+  for (const name of names) await createService(name);
+  try {
+    await eventually(
+      async () => {
+        const served = await Promise.all(names.map(async (n) => ingressIps(await getService(n)).length > 0));
+        return served.filter(Boolean).length === 5;
+      },
+      20_000,
+      "five served",
+    );
+    assert.equal(sim.loadBalancers.items.size, 5);
+    const waiting = [];
+    for (const name of names) if (ingressIps(await getService(name)).length === 0) waiting.push(name);
+    assert.equal(waiting.length, 3);
+    for (const name of waiting) {
+      await eventually(async () => (await eventsFor(name)).some((e) => /at most 5 load balancers/.test(e.message)));
+    }
+    sim.world.settings.load_balancer_quota = 10;
+    await eventually(
+      async () => {
+        const served = await Promise.all(names.map(async (n) => ingressIps(await getService(n)).length > 0));
+        return served.every(Boolean);
+      },
+      40_000,
+      "all served",
+    );
+    assert.equal(sim.loadBalancers.items.size, 8, "exactly one load balancer per Service");
+  } finally {
+    for (const name of names) await deleteService(name);
+    for (const name of names) await eventually(async () => !(await serviceExists(name)), 20_000);
+    assert.equal(sim.loadBalancers.items.size, 0);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("an unlabelled load balancer with the Service's name is adopted; a restart mid-way makes no second one", async () => {
+  await using env = await startServiceController({
+    seed: testSeed({ settings: { load_balancer_create_delay_ms: 2000 } }),
+  });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const adopted = uniqueName("adopt");
+  const restarted = uniqueName("restart");
+  const { lb: orphan } = sim.loadBalancers.create({
+    zone: "de-fsn1",
+    name: await loadBalancerName("test", NS, adopted),
+    network_id: "net-1",
+    public_ipv4: false,
+  });
+  await createService(adopted);
+  try {
+    await eventually(async () => ingressIps(await getService(adopted)).length > 0, 15_000);
+    assert.equal(sim.loadBalancers.items.size, 1);
+    assert.equal(orphan.labels["ccm.ankra.cloud/service"], `${NS}/${adopted}`);
+    // The controller stops right after creating (before the address and status): a restart finds it by label.
+    await createService(restarted);
+    await eventually(() => sim.loadBalancers.items.size === 2, 10_000);
+    await env.stopController();
+    env.startController();
+    await eventually(async () => ingressIps(await getService(restarted)).length > 0, 15_000);
+    assert.equal(sim.loadBalancers.items.size, 2, "exactly one load balancer per Service after the restart");
+  } finally {
+    await deleteService(adopted);
+    await deleteService(restarted);
+    await eventually(async () => !(await serviceExists(adopted)) && !(await serviceExists(restarted)), 20_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("in a zone with one compute node the load balancer is a single VM, reported once", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("single");
+  await createService(name, {
+    annotations: { "load-balancer.ankra.cloud/zone": "de-fsn2", "load-balancer.ankra.cloud/ipv4": "true" },
+  });
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    const lb = [...sim.loadBalancers.items.values()][0];
+    assert.equal(lb.high_availability, false);
+    const ips = ingressIps(await getService(name));
+    assert.deepEqual(ips, [lb.public_ipv6_addresses[0], lb.public_ipv4], "IPv6 first, then the IPv4 add-on");
+    const events = (await eventsFor(name)).filter((e) => e.reason === "SingleNodeLoadBalancer");
+    assert.equal(events.length, 1);
+    assert.match(events[0].message, /high_availability: false.*1 compute node/);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("without a configured network the nodes' shared network is used", async () => {
+  await using env = await startServiceController({ networkId: null });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(2);
+  const name = uniqueName("net");
+  await createService(name);
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    assert.equal([...sim.loadBalancers.items.values()][0].network_id, "net-1");
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
