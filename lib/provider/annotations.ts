@@ -192,3 +192,9 @@ export function parseAnnotations(
 export function describeProblems(problems: AnnotationProblem[]): string {
   return problems.map((p) => `${p.annotation} ${p.rule}, not "${p.value}"`).join("; ");
 }
+
+/** The annotation table as Markdown (`docs/annotations.md` holds exactly this; a test checks it). */
+export function annotationTable(): string {
+  const rows = ANNOTATIONS.map((a) => `| \`${PREFIX}${a.name}\` | ${a.values} | ${a.default} | ${a.meaning} |`);
+  return ["| Annotation | Values | Default | Meaning |", "| --- | --- | --- | --- |", ...rows].join("\n");
+}
