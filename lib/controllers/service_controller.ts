@@ -12,7 +12,11 @@
  * situation appears or changes, not on every pass; an invalid annotation is reported once and nothing is changed;
  * a missing `network_id` is taken from the network every node shares, or reported clearly.
  *
- * Edge mode (`load-balancer.ankra.cloud/edge`) is not handled by this version: such Services get a clear event.
+ * Edge mode (`load-balancer.ankra.cloud/edge`): the Service's members live on a combined edge's `load_balancer` role,
+ * named by the Service's prefix; other members are never touched; a port another member already serves is refused
+ * with a clear event. The edge in use is recorded in the Service annotation `ccm.ankra.cloud/edge`, so leaving edge
+ * mode (annotation removed or changed, or the Service deleted) removes the Service's members from the old edge — the
+ * Go controller leaves them behind. An edge without an address yet is not reported as ready.
  *
  * @module
  */
@@ -23,12 +27,15 @@ import type { KubeClient } from "../kube/client.ts";
 import type { EventRecorder, EventType, ObjectReference } from "../kube/events.ts";
 import type { Informer } from "../kube/informer.ts";
 import { updateObject } from "../kube/object_writes.ts";
-import type { SlimNode, SlimService } from "../kube/slim.ts";
+import { EDGE_IN_USE_ANNOTATION, type SlimNode, type SlimService } from "../kube/slim.ts";
+import { edgeIngress, edgeMembersPlan, edgeMembersWithout, isCombinedLoadBalancerEdge } from "../provider/edge_plan.ts";
 import { parseIp, parsePrefix, prefixContains } from "../ip_address.ts";
 import * as log from "../log.ts";
 import { describeProblems, type LoadBalancerSettings, parseAnnotations } from "../provider/annotations.ts";
 import {
   CLUSTER_LABEL,
+  edgeMemberName,
+  edgeMemberPrefix,
   loadBalancerLabels,
   loadBalancerName,
   memberName,
@@ -225,12 +232,6 @@ export class ServiceController {
           "spec.allocateLoadBalancerNodePorts must not be false",
       );
     }
-    if (settings.edgeId) {
-      throw new ServiceProblem(
-        `load-balancer.ankra.cloud/edge is not supported by this version of the controller yet; remove it to get a ` +
-          "dedicated load balancer",
-      );
-    }
     await this.#addFinalizer(service);
     const nodes = eligibleNodes(o.nodes.store.list());
     if (nodes.length === 0) {
@@ -241,6 +242,9 @@ export class ServiceController {
         "There are no available nodes for LoadBalancer",
       );
     }
+    const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
+    if (recordedEdge && recordedEdge !== settings.edgeId) await this.#leaveEdge(service, recordedEdge);
+    if (settings.edgeId) return await this.#ensureEdge(service, settings.edgeId, ports.tcp, nodes);
     let found = await this.#find(service, { adopt: true });
     let wrote = false;
     if (!found) {
@@ -505,8 +509,111 @@ export class ServiceController {
     return created;
   }
 
+  async #recordEdge(service: SlimService, edgeId: string | null): Promise<void> {
+    await this.#o.kube.request("PATCH", servicePath(service), {
+      patch: "merge",
+      body: { metadata: { annotations: { [EDGE_IN_USE_ANNOTATION]: edgeId } } },
+    });
+  }
+
+  /** Removes the Service's members from an edge it no longer uses, then forgets that edge. */
+  async #leaveEdge(service: SlimService, edgeId: string): Promise<void> {
+    const { cloud, clusterName } = this.#o;
+    const prefix = await edgeMemberPrefix(clusterName, service.namespace, service.name);
+    try {
+      const edge = await cloud.getEdge(edgeId);
+      const rest = edgeMembersWithout(edge, prefix);
+      if (rest) {
+        await cloud.updateEdge(edgeId, { members: rest }).catch(ignoreNotFound);
+        log.info(1, "removed the Service's members from its former edge", {
+          service: `${service.namespace}/${service.name}`,
+          edge: edgeId,
+        });
+      }
+    } catch (cause) {
+      if (!isNotFound(cause)) throw cause;
+    }
+    if (!service.deletionTimestamp) await this.#recordEdge(service, null);
+  }
+
+  async #ensureEdge(
+    service: SlimService,
+    edgeId: string,
+    ports: { port: number; nodePort: number }[],
+    nodes: SlimNode[],
+  ): Promise<ReconcileResult> {
+    const o = this.#o;
+    let edge;
+    try {
+      edge = await o.cloud.getEdge(edgeId);
+    } catch (cause) {
+      if (isNotFound(cause)) {
+        throw new ServiceProblem(`edge ${edgeId} (load-balancer.ankra.cloud/edge) does not exist in the account`);
+      }
+      throw cause;
+    }
+    if (!isCombinedLoadBalancerEdge(edge)) {
+      throw new ServiceProblem(
+        `edge ${edgeId} is not a combined edge with the load_balancer role; drop the edge annotation to use a ` +
+          "dedicated load balancer",
+      );
+    }
+    const prefix = await edgeMemberPrefix(o.clusterName, service.namespace, service.name);
+    const addresses = memberAddresses(nodes, serviceFamilies(service));
+    const wanted = [];
+    for (const port of ports) {
+      for (const member of addresses) {
+        wanted.push({
+          name: await edgeMemberName(prefix, port.port, member.address, port.nodePort),
+          frontend_port: port.port,
+          address: member.address,
+          port: port.nodePort,
+          weight: 100,
+          enabled: true,
+        });
+      }
+    }
+    const plan = edgeMembersPlan(edge, prefix, wanted);
+    if (!plan.ok) throw new ServiceProblem(plan.conflict);
+    let wrote = false;
+    if (service.annotations[EDGE_IN_USE_ANNOTATION] !== edgeId) {
+      await this.#recordEdge(service, edgeId);
+      wrote = true;
+    }
+    if (plan.changed) {
+      edge = (await o.cloud.updateEdge(edgeId, { members: plan.members })).edge;
+      log.info(1, "updated edge members", {
+        edge: edgeId,
+        service: `${service.namespace}/${service.name}`,
+        members: wanted.length,
+      });
+      wrote = true;
+    }
+    // A dedicated load balancer the Service had before is retired.
+    const dedicated = (await this.#find(service, { adopt: false }))?.lb;
+    if (dedicated && dedicated.state !== "deleting") {
+      o.serviceEvents.event(reference(service), "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      await o.cloud.deleteLoadBalancer(dedicated.id).catch(ignoreNotFound);
+      this.#lbIds.delete(`${service.namespace}/${service.name}`);
+      wrote = true;
+    }
+    const ingress = edgeIngress(edge);
+    if (ingress.length === 0) return { requeueAfterMs: o.provisioningPollMs ?? 2_000 };
+    if (!sameIngress(service.ingress, ingress)) {
+      await o.kube.request("PATCH", servicePath(service, true), {
+        patch: "merge",
+        body: { status: { loadBalancer: { ingress } } },
+      });
+      wrote = true;
+    }
+    if (wrote) o.serviceEvents.event(reference(service), "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+    return { requeueAfterMs: o.driftCheckMs ?? 600_000 };
+  }
+
   async #cleanup(service: SlimService): Promise<ReconcileResult> {
     const o = this.#o;
+    const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
+    if (recordedEdge) await this.#leaveEdge(service, recordedEdge);
     const lb = (await this.#find(service, { adopt: false }))?.lb;
     if (lb) {
       if (lb.state !== "deleting") {

@@ -11,6 +11,8 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
 /** Prefix of this controller's Service annotations. */
 export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
+/** Annotation in which the controller records the edge holding a Service's members. */
+export const EDGE_IN_USE_ANNOTATION = "ccm.ankra.cloud/edge";
 
 /** A node address. */
 export interface NodeAddress {
@@ -65,7 +67,7 @@ export interface SlimService {
   uid: string;
   resourceVersion: string;
   deletionTimestamp?: string;
-  /** Only this controller's annotations (`load-balancer.ankra.cloud/…`). */
+  /** Only this controller's annotations (`load-balancer.ankra.cloud/…` and `ccm.ankra.cloud/edge`). */
   annotations: Record<string, string>;
   finalizers: string[];
   type: string;
@@ -107,7 +109,7 @@ export function slimNode(node: V1Node): SlimNode {
 export function slimService(service: V1Service): SlimService {
   const annotations: Record<string, string> = {};
   for (const [key, value] of Object.entries(service.metadata?.annotations ?? {})) {
-    if (key.startsWith(ANNOTATION_PREFIX)) annotations[key] = value;
+    if (key.startsWith(ANNOTATION_PREFIX) || key === EDGE_IN_USE_ANNOTATION) annotations[key] = value;
   }
   const spec = service.spec ?? {};
   return {
