@@ -1,0 +1,158 @@
+/**
+ * The Helm chart: lints, refuses bad values, installs into the real apiserver, and its RBAC is exactly enough for
+ * the controller — proven by running the controller with the chart's ServiceAccount token.
+ */
+import assert from "node:assert/strict";
+import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventually } from "../support/node_controllers.ts";
+import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+
+const CHART = new URL("../../chart", import.meta.url).pathname;
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+function helm(args: string[]): Promise<{ code: number; text: string }> {
+  const dir = Deno.env.get("KUBEBUILDER_ASSETS");
+  return new Deno.Command(dir ? `${dir}/helm` : "helm", {
+    args: [...args, `--kubeconfig=${testControlPlane().kubeconfigPath}`],
+    stdout: "piped",
+    stderr: "piped",
+  }).output().then((o) => ({
+    code: o.code,
+    text: new TextDecoder().decode(o.stdout) + new TextDecoder().decode(o.stderr),
+  }));
+}
+
+Deno.test("the chart passes helm lint --strict with a token and with an existing Secret", async () => {
+  for (const values of [["--set", "api.token=lint-placeholder"], ["--set", "api.existingSecret=ankra-cloud-ccm"]]) {
+    const result = await helm(["lint", "--strict", CHART, ...values]);
+    assert.equal(result.code, 0, result.text);
+  }
+});
+
+Deno.test("the chart refuses a missing token and a bad HA mode with a message saying what to set", async () => {
+  const noToken = await helm(["template", "t", CHART]);
+  assert.notEqual(noToken.code, 0);
+  assert.match(noToken.text, /set api\.token, or api\.existingSecret/);
+  const badHa = await helm([
+    "template",
+    "t",
+    CHART,
+    "--set",
+    "api.token=x",
+    "--set",
+    "loadBalancer.highAvailability=maybe",
+  ]);
+  assert.notEqual(badHa.code, 0);
+  assert.match(badHa.text, /highAvailability must be auto, true or false, not "maybe"/);
+  const rendered = await helm(["template", "t", CHART, "--set", "api.token=secret-value-xyz"]);
+  assert.equal(rendered.code, 0);
+  assert.ok(
+    !/ANKRA_CLOUD_TOKEN\b[^_]/.test(rendered.text),
+    "the token is mounted as a file, not put in the environment",
+  );
+  assert.match(rendered.text, /readinessProbe:/);
+});
+
+Deno.test("installed with helm, the controller runs on the chart's ServiceAccount and RBAC alone", async () => {
+  const plane = testControlPlane();
+  const namespace = uniqueName("ccm-chart");
+  await kubeOk(plane, "POST", "/api/v1/namespaces", { body: { metadata: { name: namespace } } });
+  const install = await helm([
+    "install",
+    "ankra-cloud-ccm",
+    CHART,
+    "--namespace",
+    namespace,
+    "--set",
+    `api.token=${TEST_TOKEN}`,
+    "--set",
+    "clusterName=chart",
+  ]);
+  assert.equal(install.code, 0, install.text);
+  await using cloud = await startTestCloud(testSeed());
+  const node = uniqueName("chart-node");
+  const service = uniqueName("chart-svc");
+  let controller: Deno.ChildProcess | undefined;
+  try {
+    const deployment = await kubeOk<{ spec: { template: { spec: { serviceAccountName: string } } } }>(
+      plane,
+      "GET",
+      `/apis/apps/v1/namespaces/${namespace}/deployments/ankra-cloud-ccm`,
+    );
+    assert.equal(deployment.spec.template.spec.serviceAccountName, "ankra-cloud-ccm");
+    const token = (await kubeOk<{ status: { token: string } }>(
+      plane,
+      "POST",
+      `/api/v1/namespaces/${namespace}/serviceaccounts/ankra-cloud-ccm/token`,
+      { body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } } },
+    )).status.token;
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/kubeconfig`, kubeconfigText(plane.url, plane.caCert, token));
+    cloud.simulator.sim.world.addServer({
+      hostname: node,
+      zone: "de-fsn1",
+      plan: "standard-2c-4g",
+      state: "started",
+      labels: {},
+      interfaces: [{ network_id: "net-1" }],
+    });
+    controller = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-all",
+        MAIN,
+        `--kubeconfig=${dir}/kubeconfig`,
+        "--cluster-name=chart",
+        `--leader-elect-resource-namespace=${namespace}`,
+        "--secure-port=0",
+        "--server-list-period=2s",
+      ],
+      env: { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url, ANKRA_CLOUD_NETWORK_ID: "net-1" },
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await kubeOk(plane, "POST", "/api/v1/nodes", { body: kubeletNode(node) });
+    await kubeOk(plane, "POST", "/api/v1/namespaces/default/services", {
+      body: { metadata: { name: service }, spec: { type: "LoadBalancer", ports: [{ port: 80 }] } },
+    });
+    await eventually(
+      async () => {
+        const n = await kubeOk<{ spec: { providerID?: string } }>(plane, "GET", `/api/v1/nodes/${node}`);
+        return Boolean(n.spec.providerID);
+      },
+      20_000,
+      "node initialised under the chart's RBAC",
+    );
+    await eventually(
+      async () => {
+        const s = await kubeOk<{ status: { loadBalancer?: { ingress?: unknown[] } } }>(
+          plane,
+          "GET",
+          `/api/v1/namespaces/default/services/${service}`,
+        );
+        return (s.status.loadBalancer?.ingress?.length ?? 0) > 0;
+      },
+      20_000,
+      "service address under the chart's RBAC",
+    );
+    const lease = await kubeRequest(
+      plane,
+      "GET",
+      `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/ankra-cloud-ccm`,
+    );
+    assert.equal(lease.status, 200, "the Lease lives in the release namespace");
+    await Deno.remove(dir, { recursive: true });
+  } finally {
+    await kubeRequest(plane, "DELETE", `/api/v1/namespaces/default/services/${service}`);
+    await eventually(
+      async () => (await kubeRequest(plane, "GET", `/api/v1/namespaces/default/services/${service}`)).status === 404,
+      20_000,
+    ).catch(() => {});
+    controller?.kill("SIGTERM");
+    await controller?.status;
+    await kubeRequest(plane, "DELETE", `/api/v1/nodes/${node}`);
+    const uninstall = await helm(["uninstall", "ankra-cloud-ccm", "--namespace", namespace]);
+    assert.equal(uninstall.code, 0, uninstall.text);
+  }
+});
