@@ -10,14 +10,12 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
 import { CloudView } from "../lib/controllers/cloud_view.ts";
 import { NodeController } from "../lib/controllers/node_controller.ts";
 import { NodeLifecycleController } from "../lib/controllers/node_lifecycle_controller.ts";
 import { KubeClient } from "../lib/kube/client.ts";
 import { EventRecorder } from "../lib/kube/events.ts";
-import { Informer } from "../lib/kube/informer.ts";
-import { type SlimNode, slimNode } from "../lib/kube/slim.ts";
+import { nodeInformer } from "../lib/kube/cluster_informers.ts";
 import { testControlPlane } from "../tests/support/control_plane.ts";
 import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
 import { startTestCloud, testSeed } from "../tests/support/simulator.ts";
@@ -48,13 +46,7 @@ const kube = new KubeClient({
   auth: { kind: "token", token: plane.token },
   source: "bench",
 });
-const nodes = new Informer<V1Node, SlimNode>({
-  name: "nodes",
-  client: kube,
-  path: "/api/v1/nodes",
-  slim: slimNode,
-  keyOf: (n) => n.name,
-});
+const nodes = nodeInformer(kube);
 const view = new CloudView(cloud.client, { refreshPeriodMs: 60_000 });
 const stop = new AbortController();
 const runs = [nodes.run(stop.signal)];

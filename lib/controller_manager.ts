@@ -12,8 +12,10 @@ import type { Config } from "./config.ts";
 import { KubeClient } from "./kube/client.ts";
 import { Informer } from "./kube/informer.ts";
 import { inClusterConfig, type KubeConnectionConfig, loadKubeconfigFile } from "./kube/kubeconfig.ts";
-import { type SlimNode, slimNode, type SlimService, slimService } from "./kube/slim.ts";
+import type { SlimNode, SlimService } from "./kube/slim.ts";
+import { nodeInformer, serviceInformer } from "./kube/cluster_informers.ts";
 import * as log from "./log.ts";
+import { whenAborted } from "./runtime/abort.ts";
 import { LeaderElector } from "./runtime/leader_election.ts";
 import { MetricsRegistry } from "./runtime/metrics.ts";
 import { DelegatedAuthorizer } from "./server/delegated_authorizer.ts";
@@ -94,22 +96,8 @@ export async function runController(config: Config, controllers: ControllerFacto
   }
   const kube = new KubeClient(connection, { qps: config.kubeApiQps, burst: config.kubeApiBurst, metrics });
   const cloud = new AnkraCloudClient(config.cloud, { metrics });
-  const nodes = new Informer<V1Node, SlimNode>({
-    name: "nodes",
-    client: kube,
-    path: "/api/v1/nodes",
-    slim: slimNode,
-    keyOf: (n) => n.name,
-    metrics,
-  });
-  const services = new Informer<V1Service, SlimService>({
-    name: "services",
-    client: kube,
-    path: "/api/v1/services",
-    slim: slimService,
-    keyOf: (s) => `${s.namespace}/${s.name}`,
-    metrics,
-  });
+  const nodes = nodeInformer(kube, { metrics });
+  const services = serviceInformer(kube, { metrics });
   log.info(0, "Ankra Cloud provider initialised", {
     provider: config.cloudProvider,
     cluster: config.clusterName,
@@ -177,7 +165,7 @@ export async function runController(config: Config, controllers: ControllerFacto
   });
   const context: ControllerContext = { config, kube, cloud, nodes, services, metrics };
   const lead = async (leadSignal: AbortSignal) => {
-    await Promise.race([Promise.all([nodes.synced, services.synced]), abortPromise(leadSignal)]);
+    await Promise.race([Promise.all([nodes.synced, services.synced]), whenAborted(leadSignal)]);
     if (leadSignal.aborted) return;
     const running = controllers(context);
     log.info(1, "starting controllers", { controllers: running.map((c) => c.name).join(",") || "none" });
@@ -205,11 +193,4 @@ export async function runController(config: Config, controllers: ControllerFacto
 export function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (typeof gc === "function") gc();
-}
-
-function abortPromise(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    signal.addEventListener("abort", () => resolve(), { once: true });
-  });
 }

@@ -15,7 +15,8 @@ import { redact, registerSecret } from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
 import { ProblemSchema } from "./schemas.ts";
-import { abortableSleep, RequestBudget } from "../runtime/request_budget.ts";
+import { RequestBudget } from "../runtime/request_budget.ts";
+import { abortableSleep } from "../runtime/abort.ts";
 
 /** Retry limits. */
 export interface RetryPolicy {

@@ -13,7 +13,7 @@
 import type { AnkraCloudClient, Interface, Server } from "../cloud/client.ts";
 import { isNotFound } from "../cloud/errors.ts";
 import * as log from "../log.ts";
-import { abortableSleep } from "../runtime/request_budget.ts";
+import { abortableSleep } from "../runtime/abort.ts";
 
 /** Options of {@linkcode CloudView}. */
 export interface CloudViewOptions {

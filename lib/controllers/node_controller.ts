@@ -32,6 +32,7 @@ import {
 } from "../provider/node_plan.ts";
 import { classifyProviderId, formatProviderId, parseProviderId } from "../provider/provider_id.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
+import { whenAborted } from "../runtime/abort.ts";
 import { WorkQueue } from "../runtime/work_queue.ts";
 import type { CloudView } from "./cloud_view.ts";
 
@@ -110,10 +111,7 @@ export class NodeController {
     const timer = setInterval(() => {
       for (const node of nodes.store.list()) if (!isUninitialized(node)) this.#queue.add(node.name);
     }, refreshPeriodMs);
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      signal.addEventListener("abort", () => resolve(), { once: true });
-    });
+    await whenAborted(signal);
     clearInterval(timer);
     await this.#queue.shutdown();
   }

@@ -21,7 +21,7 @@ import * as log from "../log.ts";
 import { hasShutdownTaint, SHUTDOWN_TAINT, shutdownTaint } from "../provider/node_plan.ts";
 import { parseProviderId } from "../provider/provider_id.ts";
 import { serverPresence } from "../provider/server_state.ts";
-import { abortableSleep } from "../runtime/request_budget.ts";
+import { abortableSleep } from "../runtime/abort.ts";
 import type { CloudView } from "./cloud_view.ts";
 
 /** Options of {@linkcode NodeLifecycleController}. */

@@ -54,6 +54,7 @@ import {
   serviceFamilies,
 } from "../provider/load_balancer_plan.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
+import { whenAborted } from "../runtime/abort.ts";
 import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
 import type { HighAvailabilityMode } from "../config.ts";
 
@@ -149,10 +150,7 @@ export class ServiceController {
     });
     for (const service of services.store.list()) if (this.#relevant(service)) this.#queue.add(key(service));
     this.#queue.start((k) => this.reconcile(k));
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      signal.addEventListener("abort", () => resolve(), { once: true });
-    });
+    await whenAborted(signal);
     await this.#queue.shutdown();
   }
 
@@ -266,13 +264,7 @@ export class ServiceController {
       });
       return { requeueAfterMs: o.provisioningPollMs ?? 2_000 };
     }
-    if (!sameIngress(service.ingress, ingress)) {
-      await o.kube.request("PATCH", servicePath(service, true), {
-        patch: "merge",
-        body: { status: { loadBalancer: { ingress } } },
-      });
-      wrote = true;
-    }
+    if (await this.#writeIngress(service, ingress)) wrote = true;
     if (wrote) o.serviceEvents.event(reference(service), "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
     return { requeueAfterMs: lb.state === "running" ? (o.driftCheckMs ?? 600_000) : (o.provisioningPollMs ?? 2_000) };
   }
@@ -509,6 +501,16 @@ export class ServiceController {
     return created;
   }
 
+  /** Writes `status.loadBalancer.ingress` when it differs; true when it wrote. */
+  async #writeIngress(service: SlimService, ingress: { ip: string }[]): Promise<boolean> {
+    if (sameIngress(service.ingress, ingress)) return false;
+    await this.#o.kube.request("PATCH", servicePath(service, true), {
+      patch: "merge",
+      body: { status: { loadBalancer: { ingress } } },
+    });
+    return true;
+  }
+
   async #recordEdge(service: SlimService, edgeId: string | null): Promise<void> {
     await this.#o.kube.request("PATCH", servicePath(service), {
       patch: "merge",
@@ -599,13 +601,7 @@ export class ServiceController {
     }
     const ingress = edgeIngress(edge);
     if (ingress.length === 0) return { requeueAfterMs: o.provisioningPollMs ?? 2_000 };
-    if (!sameIngress(service.ingress, ingress)) {
-      await o.kube.request("PATCH", servicePath(service, true), {
-        patch: "merge",
-        body: { status: { loadBalancer: { ingress } } },
-      });
-      wrote = true;
-    }
+    if (await this.#writeIngress(service, ingress)) wrote = true;
     if (wrote) o.serviceEvents.event(reference(service), "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
     return { requeueAfterMs: o.driftCheckMs ?? 600_000 };
   }

@@ -7,7 +7,8 @@
  */
 import { USER_AGENT } from "../version.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
-import { abortableSleep, RequestBudget } from "../runtime/request_budget.ts";
+import { RequestBudget } from "../runtime/request_budget.ts";
+import { abortableSleep } from "../runtime/abort.ts";
 import { systemCaCertificates } from "../cloud/transport.ts";
 import { CredentialSource } from "./credentials.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";

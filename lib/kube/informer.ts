@@ -8,7 +8,7 @@
  */
 import * as log from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
-import { abortableSleep } from "../runtime/request_budget.ts";
+import { abortableSleep } from "../runtime/abort.ts";
 import { isKubeError, type KubeClient } from "./client.ts";
 import { sameExceptVersion } from "./slim.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { abortableSleep } from "../runtime/request_budget.ts";
+import { abortableSleep } from "../runtime/abort.ts";
 import { isKubeError, type KubeClient } from "./client.ts";
 
 /** Computes a merge patch (without metadata.resourceVersion) from the current object, or nothing to do. */

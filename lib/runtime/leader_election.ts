@@ -12,7 +12,7 @@
 import * as log from "../log.ts";
 import { isKubeError, type KubeClient } from "../kube/client.ts";
 import type { MetricsRegistry } from "./metrics.ts";
-import { abortableSleep } from "./request_budget.ts";
+import { abortableSleep } from "./abort.ts";
 
 /** Options of {@linkcode LeaderElector}. */
 export interface LeaderElectionOptions {

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { abortableSleep } from "./abort.ts";
 
 /** Rate-limit headers of one answer. */
 export interface RateLimitObservation {
@@ -31,22 +32,6 @@ export interface RequestBudgetOptions {
   now?: () => number;
   /** Sleep (tests). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-}
-
-/** Sleeps `ms`, or rejects with the signal's reason when it aborts first. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** The process-wide request budget. */

@@ -4,19 +4,11 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventsFor as eventsForObject, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually, startNodeControllers } from "../support/node_controllers.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown";
-
-interface EventDoc {
-  reason: string;
-  type: string;
-  message: string;
-  count: number;
-  source: { component: string };
-}
 
 function getNode(name: string): Promise<V1Node> {
   return kubeOk<V1Node>(testControlPlane(), "GET", `/api/v1/nodes/${name}`);
@@ -26,12 +18,8 @@ async function nodeExists(name: string): Promise<boolean> {
   return (await kubeRequest(testControlPlane(), "GET", `/api/v1/nodes/${name}`)).status === 200;
 }
 
-function eventsFor(name: string): Promise<EventDoc[]> {
-  return kubeOk<{ items: EventDoc[] }>(
-    testControlPlane(),
-    "GET",
-    `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`,
-  ).then((list) => list.items);
+function eventsFor(name: string) {
+  return eventsForObject(testControlPlane(), name);
 }
 
 function tainted(node: V1Node, key: string): boolean {

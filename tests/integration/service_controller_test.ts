@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventsFor as eventsForObject, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { startServiceController } from "../support/service_controller.ts";
 import { testSeed } from "../support/simulator.ts";
@@ -13,14 +13,6 @@ import { loadBalancerName } from "../../lib/provider/load_balancer_names.ts";
 
 const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 const NS = "default";
-
-interface EventDoc {
-  reason: string;
-  type: string;
-  message: string;
-  count: number;
-  source: { component: string };
-}
 
 let nodeCounter = 10;
 
@@ -79,12 +71,8 @@ function ingressIps(service: V1Service): string[] {
   return (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? "");
 }
 
-function eventsFor(name: string): Promise<EventDoc[]> {
-  return kubeOk<{ items: EventDoc[] }>(
-    testControlPlane(),
-    "GET",
-    `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name=${name}`,
-  ).then((list) => list.items);
+function eventsFor(name: string) {
+  return eventsForObject(testControlPlane(), name);
 }
 
 async function deleteService(name: string): Promise<void> {

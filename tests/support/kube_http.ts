@@ -170,3 +170,26 @@ export function kubeletNode(name: string, options: {
     },
   };
 }
+
+/** An Event as the tests read it. */
+export interface EventDoc {
+  /** Reason. */
+  reason: string;
+  /** Normal or Warning. */
+  type: string;
+  /** Message. */
+  message: string;
+  /** Occurrences. */
+  count: number;
+  /** Source. */
+  source: { component: string };
+}
+
+/** The Events about the object named `name` in `namespace` (cluster-scoped objects' events are in `default`). */
+export function eventsFor(plane: SharedControlPlane, name: string, namespace = "default"): Promise<EventDoc[]> {
+  return kubeOk<{ items: EventDoc[] }>(
+    plane,
+    "GET",
+    `/api/v1/namespaces/${namespace}/events?fieldSelector=involvedObject.name=${name}`,
+  ).then((list) => list.items);
+}

@@ -11,7 +11,8 @@ import { NodeLifecycleController } from "../../lib/controllers/node_lifecycle_co
 import { KubeClient } from "../../lib/kube/client.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
 import { Informer } from "../../lib/kube/informer.ts";
-import { type SlimNode, slimNode } from "../../lib/kube/slim.ts";
+import { nodeInformer } from "../../lib/kube/cluster_informers.ts";
+import type { SlimNode } from "../../lib/kube/slim.ts";
 import type { Seed } from "../../lib/simulator/seed.ts";
 import { testControlPlane } from "./control_plane.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
@@ -50,13 +51,7 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
     { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
     { qps: 200, burst: 200 },
   );
-  const nodes = new Informer<V1Node, SlimNode>({
-    name: "nodes",
-    client: kube,
-    path: "/api/v1/nodes",
-    slim: slimNode,
-    keyOf: (n) => n.name,
-  });
+  const nodes = nodeInformer(kube);
   const view = new CloudView(cloud.client, {
     refreshPeriodMs: options.serverListPeriodMs ?? 1_000,
     minRefreshIntervalMs: 200,

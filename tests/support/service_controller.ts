@@ -4,12 +4,13 @@
  *
  * @module
  */
-import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Service } from "@kubernetes/client-node";
 import { ServiceController } from "../../lib/controllers/service_controller.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
 import { Informer } from "../../lib/kube/informer.ts";
-import { type SlimNode, slimNode, type SlimService, slimService } from "../../lib/kube/slim.ts";
+import { nodeInformer, serviceInformer } from "../../lib/kube/cluster_informers.ts";
+import type { SlimService } from "../../lib/kube/slim.ts";
 import type { Seed } from "../../lib/simulator/seed.ts";
 import { testControlPlane } from "./control_plane.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
@@ -51,20 +52,8 @@ export async function startServiceController(
     { qps: 200, burst: 200 },
   );
   const informerStop = new AbortController();
-  const nodes = new Informer<V1Node, SlimNode>({
-    name: "nodes",
-    client: kube,
-    path: "/api/v1/nodes",
-    slim: slimNode,
-    keyOf: (n) => n.name,
-  });
-  const services = new Informer<V1Service, SlimService>({
-    name: "services",
-    client: kube,
-    path: "/api/v1/services",
-    slim: slimService,
-    keyOf: (s) => `${s.namespace}/${s.name}`,
-  });
+  const nodes = nodeInformer(kube);
+  const services = serviceInformer(kube);
   const informers = [nodes.run(informerStop.signal), services.run(informerStop.signal)];
   await Promise.all([nodes.synced, services.synced]);
   let controllerStop = new AbortController();
