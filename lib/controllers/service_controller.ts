@@ -58,6 +58,9 @@ import { whenAborted } from "../runtime/abort.ts";
 import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
 import type { HighAvailabilityMode } from "../config.ts";
 
+/** Members a backend may hold (`replace_load_balancer_members` maxItems). */
+export const MAX_MEMBERS = 256;
+
 /** The finalizer the framework's service controller uses. */
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 
@@ -305,7 +308,21 @@ export class ServiceController {
     const { cloud } = this.#o;
     const backends = new Map(lb.backends.map((b) => [b.name, b]));
     const families = serviceFamilies(service);
-    const addresses = memberAddresses(nodes, families);
+    const all = memberAddresses(nodes, families);
+    // A backend holds at most 256 members (the API's limit): keep the first 256 and say so.
+    const addresses = all.slice(0, MAX_MEMBERS);
+    this.#reportOnce(
+      service,
+      "members",
+      this.#o.providerEvents,
+      "Warning",
+      "TooManyMembers",
+      all.length > MAX_MEMBERS
+        ? `a load balancer backend holds at most ${MAX_MEMBERS} members; ${all.length - MAX_MEMBERS} of ` +
+          `${all.length} node addresses are left out: label nodes with ` +
+          "node.kubernetes.io/exclude-from-external-load-balancers=true to choose which serve"
+        : undefined,
+    );
     let wrote = false;
     for (const step of listenerSteps(lb, ports, settings)) {
       switch (step.kind) {

@@ -12,6 +12,7 @@ import { abortableSleep } from "../runtime/abort.ts";
 import { systemCaCertificates } from "../cloud/transport.ts";
 import { CredentialSource } from "./credentials.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";
+import { decodeListStream } from "./list_stream.ts";
 
 /** What went wrong with a Kubernetes API request. */
 export type KubeErrorKind =
@@ -284,6 +285,50 @@ export class KubeClient {
       continueToken = page.metadata.continue || undefined;
     } while (continueToken);
     return { items, resourceVersion };
+  }
+
+  /**
+   * Lists every page of `path`, handing each item to `onItem` as it is decoded from the stream (see
+   * {@linkcode decodeListStream}); returns the list's resourceVersion. Memory stays at one item, not one page.
+   */
+  async listEach(
+    path: string,
+    options: { limit?: number; labelSelector?: string; fieldSelector?: string; signal?: AbortSignal },
+    onItem: (item: unknown) => void,
+  ): Promise<string> {
+    let continueToken: string | undefined;
+    let resourceVersion = "";
+    do {
+      await this.#budget.acquire(options.signal);
+      const headers = await this.#prepare();
+      const timeout = AbortSignal.timeout(60_000);
+      const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+      const url = this.#url(path, {
+        limit: options.limit ?? 500,
+        continue: continueToken,
+        labelSelector: options.labelSelector,
+        fieldSelector: options.fieldSelector,
+      });
+      let page;
+      try {
+        const response = await fetch(url, { headers, client: this.#client, signal });
+        this.#record("GET", path, String(response.status));
+        if (!response.ok) throw errorFromAnswer("GET", path, response, await response.text());
+        page = await decodeListStream(response.body!, onItem);
+      } catch (cause) {
+        if (cause instanceof KubeApiError) {
+          if (cause.kind === "unauthorized") this.#credentials.invalidate();
+          throw cause;
+        }
+        if (options.signal?.aborted) throw options.signal.reason;
+        const kind = timeout.aborted ? "timeout" : "network";
+        this.#record("GET", path, kind);
+        throw new KubeApiError(kind, `GET ${path}: ${(cause as Error).message}`);
+      }
+      resourceVersion = page.resourceVersion;
+      continueToken = page.continue;
+    } while (continueToken);
+    return resourceVersion;
   }
 
   /**

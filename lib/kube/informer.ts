@@ -183,17 +183,18 @@ export class Informer<R, S extends { resourceVersion: string }> {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { items, resourceVersion } = await this.#options.client.list<R>(this.#options.path, {
-      limit: this.#options.pageSize ?? 100,
-      signal,
-    });
-    this.lists++;
     const seen = new Set<string>();
-    for (const raw of items) {
-      const object = this.#options.slim(raw);
-      seen.add(this.#options.keyOf(object));
-      this.#apply("ADDED", object);
-    }
+    // Each item is slimmed as it is decoded: the raw page is never held.
+    const resourceVersion = await this.#options.client.listEach(
+      this.#options.path,
+      { limit: this.#options.pageSize ?? 100, signal },
+      (raw) => {
+        const object = this.#options.slim(raw as R);
+        seen.add(this.#options.keyOf(object));
+        this.#apply("ADDED", object);
+      },
+    );
+    this.lists++;
     for (const key of this.store.keys()) {
       if (!seen.has(key)) {
         const old = this.store.delete(key)!;

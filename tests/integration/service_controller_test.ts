@@ -45,7 +45,12 @@ async function deleteNodes(names: string[]): Promise<void> {
 
 async function createService(
   name: string,
-  options: { ports?: { port: number; protocol?: string; name?: string }[]; annotations?: Record<string, string> } = {},
+  options: {
+    ports?: { port: number; protocol?: string; name?: string }[];
+    annotations?: Record<string, string>;
+    ipFamilyPolicy?: string;
+    ipFamilies?: string[];
+  } = {},
 ): Promise<void> {
   await kubeOk(testControlPlane(), "POST", `/api/v1/namespaces/${NS}/services`, {
     body: {
@@ -53,6 +58,8 @@ async function createService(
       spec: {
         type: "LoadBalancer",
         selector: { app: name },
+        ...(options.ipFamilyPolicy ? { ipFamilyPolicy: options.ipFamilyPolicy } : {}),
+        ...(options.ipFamilies ? { ipFamilies: options.ipFamilies } : {}),
         ports: (options.ports ?? [{ port: 80 }]).map((p, i) => ({ name: p.name ?? `p${i}`, ...p })),
       },
     },
@@ -254,7 +261,7 @@ Deno.test("Services beyond the quota get a clear event, nothing leaks, and all a
   await using env = await startServiceController({ seed: testSeed({ settings: { load_balancer_quota: 5 } }) });
   const sim = env.cloud.simulator.sim;
   const nodes = await createNodes(1);
-  const names = Array.from({ length: 8 }, () => uniqueName("quota"));
+  const names = Array.from({ length: 20 }, () => uniqueName("quota"));
   for (const name of names) await createService(name);
   try {
     await eventually(
@@ -268,11 +275,11 @@ Deno.test("Services beyond the quota get a clear event, nothing leaks, and all a
     assert.equal(sim.loadBalancers.items.size, 5);
     const waiting = [];
     for (const name of names) if (ingressIps(await getService(name)).length === 0) waiting.push(name);
-    assert.equal(waiting.length, 3);
+    assert.equal(waiting.length, 15);
     for (const name of waiting) {
       await eventually(async () => (await eventsFor(name)).some((e) => /at most 5 load balancers/.test(e.message)));
     }
-    sim.world.settings.load_balancer_quota = 10;
+    sim.world.settings.load_balancer_quota = 25;
     await eventually(
       async () => {
         const served = await Promise.all(names.map(async (n) => ingressIps(await getService(n)).length > 0));
@@ -281,7 +288,7 @@ Deno.test("Services beyond the quota get a clear event, nothing leaks, and all a
       40_000,
       "all served",
     );
-    assert.equal(sim.loadBalancers.items.size, 8, "exactly one load balancer per Service");
+    assert.equal(sim.loadBalancers.items.size, 20, "exactly one load balancer per Service");
   } finally {
     for (const name of names) await deleteService(name);
     for (const name of names) await eventually(async () => !(await serviceExists(name)), 20_000);
@@ -458,6 +465,37 @@ Deno.test("an edge without an address yet is not reported as ready", async () =>
   } finally {
     await deleteService(name);
     await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("members follow the Service's IP families: IPv4-only, IPv6-only, and dual-stack IPv6 first", async () => {
+  await using env = await startServiceController({ seed: testSeed({ settings: { load_balancer_quota: 10 } }) });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(2);
+  const cases: [string, { ipFamilyPolicy: string; ipFamilies: string[] }, RegExp[]][] = [
+    [uniqueName("fam-v4"), { ipFamilyPolicy: "SingleStack", ipFamilies: ["IPv4"] }, [/^10\./, /^10\./]],
+    [uniqueName("fam-v6"), { ipFamilyPolicy: "SingleStack", ipFamilies: ["IPv6"] }, [/^fd64:/, /^fd64:/]],
+    [
+      uniqueName("fam-ds"),
+      { ipFamilyPolicy: "RequireDualStack", ipFamilies: ["IPv4", "IPv6"] },
+      [/^fd64:/, /^fd64:/, /^10\./, /^10\./],
+    ],
+  ];
+  try {
+    for (const [name, families] of cases) await createService(name, families);
+    for (const [name, , expected] of cases) {
+      await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, `${name} served`);
+      const lb = [...sim.loadBalancers.items.values()].find((l) =>
+        l.labels["ccm.ankra.cloud/service"] === `${NS}/${name}`
+      )!;
+      const addresses = lb.backends[0].members.map((m) => m.address);
+      assert.equal(addresses.length, expected.length, `${name}: ${addresses.join(", ")}`);
+      addresses.forEach((address, i) => assert.match(address, expected[i], `${name}: ${addresses.join(", ")}`));
+    }
+  } finally {
+    for (const [name] of cases) await deleteService(name);
+    for (const [name] of cases) await eventually(async () => !(await serviceExists(name)), 15_000);
     await deleteNodes(nodes);
   }
 });

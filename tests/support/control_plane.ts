@@ -354,7 +354,8 @@ export async function startControlPlane(options: { binaries?: ControlPlaneBinari
       `--client-ca-file=${dir}/ca.crt`,
       `--token-auth-file=${dir}/tokens.csv`,
       "--authorization-mode=RBAC",
-      "--service-cluster-ip-range=10.96.0.0/16",
+      // Dual-stack, so tests can create IPv4-only, IPv6-only and dual-stack Services.
+      "--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/108",
       `--service-account-issuer=https://127.0.0.1:${apiPort}`,
       `--service-account-key-file=${dir}/sa.pub`,
       `--service-account-signing-key-file=${dir}/sa.key`,

@@ -1,0 +1,93 @@
+/**
+ * Decodes a Kubernetes list answer as it streams in: the list's metadata (which the API server writes before
+ * `items`) and then each item, handed over one at a time as soon as its closing brace arrives. The page is never held
+ * as one string or one parsed tree, so a large first list costs little more memory than its slim copies.
+ *
+ * @module
+ */
+
+/** The metadata of a list page. */
+export interface ListMetadata {
+  /** resourceVersion to watch from. */
+  resourceVersion: string;
+  /** Token of the next page. */
+  continue?: string;
+}
+
+/**
+ * Reads a list body, calling `onItem` with each parsed item, and returns the list metadata.
+ *
+ * @throws when the body is not a Kubernetes list.
+ */
+export async function decodeListStream(
+  body: ReadableStream<Uint8Array>,
+  onItem: (item: unknown) => void,
+): Promise<ListMetadata> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let header = "";
+  let inItems = false;
+  let afterItems = "";
+  let item = "";
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  const marker = '"items":[';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      let chunk = value;
+      if (!inItems) {
+        header += chunk;
+        const at = header.indexOf(marker);
+        if (at < 0) continue;
+        chunk = header.slice(at + marker.length);
+        header = header.slice(0, at);
+        inItems = true;
+      }
+      if (depth === 0 && item === "" && afterItems !== "") {
+        afterItems += chunk;
+        continue;
+      }
+      let start = 0;
+      for (let i = 0; i < chunk.length; i++) {
+        const c = chunk.charCodeAt(i);
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (c === 92 /* \ */) escaped = true;
+          else if (c === 34 /* " */) inString = false;
+          continue;
+        }
+        if (c === 34) {
+          inString = true;
+        } else if (c === 123 /* { */) {
+          if (depth === 0) start = i;
+          depth++;
+        } else if (c === 125 /* } */) {
+          depth--;
+          if (depth === 0) {
+            onItem(JSON.parse(item + chunk.slice(start, i + 1)));
+            item = "";
+          }
+        } else if (c === 93 /* ] */ && depth === 0) {
+          afterItems = chunk.slice(i + 1) || " ";
+          break;
+        }
+      }
+      if (depth > 0) item += chunk.slice(item === "" ? start : 0);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  if (!inItems) {
+    // Not the expected shape (an empty list may omit items): parse what came.
+    const whole = JSON.parse(header) as { metadata?: ListMetadata; items?: unknown[] };
+    for (const each of whole.items ?? []) onItem(each);
+    return { resourceVersion: whole.metadata?.resourceVersion ?? "", continue: whole.metadata?.continue || undefined };
+  }
+  const parsed = JSON.parse(`${header}"items":[]${afterItems.trim() || "}"}`) as { metadata?: ListMetadata };
+  return {
+    resourceVersion: parsed.metadata?.resourceVersion ?? "",
+    continue: parsed.metadata?.continue || undefined,
+  };
+}
