@@ -5,7 +5,8 @@
  *     source scripts/env.sh && deno task bench:memory
  *
  * Stages: 0 nodes / 0 services, 1,000 / 1,000, 5,000 / 1,000. Prints a table and writes bench/memory_report.md.
- * Target (issue 4): ≤ 64 MiB at 1,000 nodes and 1,000 services.
+ * Target (issue 4): ≤ 64 MiB at 1,000 nodes and 1,000 services. Each stage is measured twice: the machinery alone
+ * (controllers off) and the whole process.
  *
  * @module
  */
@@ -86,7 +87,7 @@ function rssKiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]);
 }
 
-async function measure(): Promise<
+async function measure(controllers: "none" | "all"): Promise<
   { rssMiB: number; peakMiB: number; syncSeconds: number; nodes: number; services: number; syncLine: string }
 > {
   const child = new Deno.Command(Deno.execPath(), {
@@ -103,10 +104,9 @@ async function measure(): Promise<
       "--leader-elect=false",
       "--secure-port=0",
       "--v=1",
-      // BENCH_CONTROLLERS=none measures the machinery alone (informers, stores, server, clients).
-      ...(Deno.env.get("BENCH_CONTROLLERS") === "none"
-        ? ["--controllers=-cloud-node,-cloud-node-lifecycle,-service"]
-        : []),
+      // "none" measures the machinery alone (informers, stores, clients); "all" the whole process, whose
+      // controllers find the cloud unreachable here (so every Service is retried with backoff and events).
+      ...(controllers === "none" ? ["--controllers=-cloud-node,-cloud-node-lifecycle,-service"] : []),
     ],
     env: {
       ANKRA_CLOUD_TOKEN: "act_bench-token-not-used",
@@ -154,14 +154,16 @@ for (const [nodes, services] of stages) {
   const started = performance.now();
   console.error(`stage: ${nodes} nodes, ${services} services: creating objects`);
   await ensureObjects(nodes, services);
-  console.error(`stage: ${nodes} nodes, ${services} services: measuring`);
   const created = ((performance.now() - started) / 1000).toFixed(1);
-  const result = await measure();
-  const row = `| ${nodes} | ${services} | ${result.nodes} | ${result.services} | ${result.syncSeconds.toFixed(2)} | ${
-    result.rssMiB.toFixed(1)
-  } | ${result.peakMiB.toFixed(1)} |`;
-  console.log(`${row}   (objects created in ${created} s; ${result.syncLine})`);
-  rows.push(row);
+  for (const controllers of ["none", "all"] as const) {
+    console.error(`stage: ${nodes} nodes, ${services} services, controllers ${controllers}: measuring`);
+    const result = await measure(controllers);
+    const row = `| ${nodes} | ${services} | ${controllers} | ${result.nodes} | ${result.services} | ${
+      result.syncSeconds.toFixed(2)
+    } | ${result.rssMiB.toFixed(1)} | ${result.peakMiB.toFixed(1)} |`;
+    console.log(`${row}   (objects created in ${created} s; ${result.syncLine})`);
+    rows.push(row);
+  }
 }
 const report = [
   "# Memory benchmark",
@@ -173,9 +175,22 @@ const report = [
   "afterwards, so this is what it holds). Nodes carry 40 images, 4 conditions, labels and addresses, as kubelets write",
   "them; Services are `type: LoadBalancer` with an extra 600-byte last-applied annotation.",
   "",
-  "| nodes | services | nodes in store | services in store | list+sync s | steady RSS MiB | peak RSS MiB |",
-  "| --- | --- | --- | --- | --- | --- | --- |",
+  "| nodes | services | controllers | nodes in store | services in store | list+sync s | steady RSS MiB | peak RSS MiB |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- |",
   ...rows,
+  "",
+  "How we got here (steady RSS at 1,000 nodes / 1,000 Services, machinery alone, same benchmark):",
+  "",
+  "| step | MiB |",
+  "| --- | --- |",
+  "| first version: lists of 500, plain `deno run main.ts` | 115.4 |",
+  "| pages of 100, full GC after the first sync, 1 MiB semi-space, MALLOC_ARENA_MAX=1 | 79.9 |",
+  "| the release bundle (one minified file) instead of the module graph | 77.0 |",
+  "| + V8 `--lite-mode` and `--optimize-for-size` | 70.4 |",
+  "| + list pages decoded as a stream, each item slimmed as it arrives | 56.2 |",
+  "",
+  "The price of the last two steps is list time: the interpreter decodes a 1,000-node cluster in ~2 s and 5,000",
+  "nodes in ~8-10 s at start-up (0.6 s and 2.7 s before). Steady state is unaffected.",
   "",
 ].join("\n");
 await Deno.writeTextFile(new URL("./memory_report.md", import.meta.url), report);

@@ -44,6 +44,7 @@ import {
 import {
   chooseZone,
   eligibleNodes,
+  frontendSettings,
   listenerSteps,
   loadBalancerIngress,
   memberAddresses,
@@ -258,7 +259,17 @@ export class ServiceController {
       throw new Error(`load balancer ${lb.id} is being deleted; a new one is created once it is gone`);
     }
     this.#reportImmutable(service, lb, settings);
-    wrote = (await this.#applyListeners(service, lb, settings, ports.tcp, nodes)) || wrote;
+    const created = wrote;
+    const listeners = await this.#applyListeners(service, lb, settings, ports.tcp, nodes);
+    wrote = listeners.wrote || wrote;
+    if (listeners.membersReplaced && !created) {
+      o.serviceEvents.event(
+        reference(service),
+        "Normal",
+        "UpdatedLoadBalancer",
+        "Updated load balancer with new hosts",
+      );
+    }
     const ingress = loadBalancerIngress(lb);
     if (ingress.length === 0) {
       log.info(2, "load balancer has no address yet", {
@@ -304,7 +315,7 @@ export class ServiceController {
     settings: LoadBalancerSettings,
     ports: { port: number; nodePort: number }[],
     nodes: SlimNode[],
-  ): Promise<boolean> {
+  ): Promise<{ wrote: boolean; membersReplaced: boolean }> {
     const { cloud } = this.#o;
     const backends = new Map(lb.backends.map((b) => [b.name, b]));
     const families = serviceFamilies(service);
@@ -324,6 +335,7 @@ export class ServiceController {
         : undefined,
     );
     let wrote = false;
+    let membersReplaced = false;
     for (const step of listenerSteps(lb, ports, settings)) {
       switch (step.kind) {
         case "delete-frontend":
@@ -332,7 +344,7 @@ export class ServiceController {
         case "create-backend": {
           const backend = await cloud.createBackend(lb.id, {
             name: step.name,
-            mode: "tcp",
+            mode: settings.protocol,
             balance: settings.balance,
             health_check: settings.healthCheck,
           });
@@ -358,6 +370,7 @@ export class ServiceController {
           );
           if (!membersDiffer(backend.members, desired)) continue;
           await cloud.replaceMembers(lb.id, backend.id, desired);
+          membersReplaced = true;
           log.info(1, "replaced load balancer members", {
             loadBalancer: lb.id,
             backend: backend.name,
@@ -370,6 +383,7 @@ export class ServiceController {
             name: step.name,
             port: step.port,
             backend_id: backends.get(step.name)!.id,
+            ...frontendSettings(step.port, settings),
           });
           break;
         case "delete-backend":
@@ -378,7 +392,7 @@ export class ServiceController {
       }
       wrote = true;
     }
-    return wrote;
+    return { wrote, membersReplaced };
   }
 
   async #addFinalizer(service: SlimService): Promise<void> {

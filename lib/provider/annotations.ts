@@ -27,6 +27,14 @@ export interface LoadBalancerSettings {
   };
   /** Balance algorithm (`spec.sessionAffinity: ClientIP` → `source`). */
   balance: "roundrobin" | "leastconn" | "source";
+  /** Backend mode: `tcp` passes connections through, `http` understands HTTP. */
+  protocol: "tcp" | "http";
+  /** Service ports whose frontends terminate TLS. */
+  tlsPorts: number[];
+  /** Certificates of the TLS frontends (the first answers clients without SNI). */
+  certificateIds: string[];
+  /** Plain frontends of an http load balancer redirect to HTTPS. */
+  redirectHttpToHttps: boolean;
 }
 
 /** A rejected annotation. */
@@ -120,6 +128,30 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     default: "roundrobin (source with sessionAffinity: ClientIP)",
     meaning: "how connections are spread over members",
   },
+  {
+    name: "protocol",
+    values: "tcp or http",
+    default: "tcp",
+    meaning: "backend mode: tcp passes connections through, http understands HTTP (needed for the redirect)",
+  },
+  {
+    name: "tls-ports",
+    values: "comma-separated Service ports, e.g. 443",
+    default: "none",
+    meaning: "frontends that terminate TLS with the certificates below",
+  },
+  {
+    name: "certificate-ids",
+    values: "comma-separated Ankra certificate ids, at most 16",
+    default: "none",
+    meaning: "certificates of the TLS frontends; the first answers clients without SNI",
+  },
+  {
+    name: "redirect-http-to-https",
+    values: "true or false",
+    default: "false",
+    meaning: "plain frontends answer with a redirect to HTTPS; needs protocol http",
+  },
 ];
 
 function integer(text: string, min: number, max: number): number | undefined {
@@ -147,6 +179,10 @@ export function parseAnnotations(
     edgeId: read("edge"),
     healthCheck: { type: "tcp", path: "/", expected_status: "200-399", interval_seconds: 2, rise: 2, fall: 3 },
     balance: options.sessionAffinity === "ClientIP" ? "source" : "roundrobin",
+    protocol: "tcp",
+    tlsPorts: [],
+    certificateIds: [],
+    redirectHttpToHttps: false,
   };
   const ipv4 = read("ipv4");
   if (ipv4 !== undefined) {
@@ -184,6 +220,38 @@ export function parseAnnotations(
   if (balance !== undefined) {
     if (balance === "roundrobin" || balance === "leastconn" || balance === "source") settings.balance = balance;
     else problem("balance", "must be roundrobin, leastconn or source");
+  }
+  const protocol = read("protocol");
+  if (protocol !== undefined) {
+    if (protocol === "tcp" || protocol === "http") settings.protocol = protocol;
+    else problem("protocol", "must be tcp or http");
+  }
+  const tlsPorts = read("tls-ports");
+  if (tlsPorts !== undefined) {
+    const ports = tlsPorts.split(",").map((p) => integer(p.trim(), 1, 65535));
+    if (ports.some((p) => p === undefined)) problem("tls-ports", "must be comma-separated ports from 1 to 65535");
+    else settings.tlsPorts = ports as number[];
+  }
+  const certificates = read("certificate-ids");
+  if (certificates !== undefined) {
+    const ids = certificates.split(",").map((c) => c.trim()).filter(Boolean);
+    if (ids.length > 16 || ids.some((id) => !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id))) {
+      problem("certificate-ids", "must be at most 16 comma-separated certificate ids");
+    } else settings.certificateIds = ids;
+  }
+  if (settings.tlsPorts.length > 0 && settings.certificateIds.length === 0 && certificates === undefined) {
+    problems.push({
+      annotation: PREFIX + "tls-ports",
+      rule: `needs ${PREFIX}certificate-ids`,
+      value: annotations[PREFIX + "tls-ports"].trim(),
+    });
+  }
+  const redirect = read("redirect-http-to-https");
+  if (redirect !== undefined) {
+    if (BOOLEAN_TRUE.includes(redirect)) {
+      if (settings.protocol !== "http") problem("redirect-http-to-https", `needs ${PREFIX}protocol: http`);
+      else settings.redirectHttpToHttps = true;
+    } else if (!BOOLEAN_FALSE.includes(redirect)) problem("redirect-http-to-https", "must be true or false");
   }
   return problems.length ? { ok: false, problems } : { ok: true, settings };
 }

@@ -132,17 +132,26 @@ export type ListenerStep =
 export function listenerSteps(
   lb: LoadBalancer,
   ports: ForwardedPort[],
-  settings: Pick<LoadBalancerSettings, "healthCheck" | "balance">,
+  settings: Pick<LoadBalancerSettings, "healthCheck" | "balance"> & Partial<FrontendSettings>,
 ): ListenerStep[] {
   const steps: ListenerStep[] = [];
   const wanted = new Map(ports.map((p) => [listenerName(p.port), p]));
+  const protocol = settings.protocol ?? "tcp";
   for (const frontend of lb.frontends) {
     if (!wanted.has(frontend.name)) {
       steps.push({ kind: "delete-frontend", frontendId: frontend.id, name: frontend.name });
     }
   }
   for (const [name, port] of wanted) {
-    const backend = lb.backends.find((b) => b.name === name);
+    let backend = lb.backends.find((b) => b.name === name);
+    let frontend = lb.frontends.find((f) => f.name === name);
+    if (backend && backend.mode !== protocol) {
+      // A backend's mode cannot change: its frontend and the backend are made again.
+      if (frontend) steps.push({ kind: "delete-frontend", frontendId: frontend.id, name });
+      steps.push({ kind: "delete-backend", backendId: backend.id, name });
+      backend = undefined;
+      frontend = undefined;
+    }
     if (!backend) steps.push({ kind: "create-backend", name, port: port.port });
     else {
       const hc = backend.health_check;
@@ -156,9 +165,14 @@ export function listenerSteps(
       }
     }
     steps.push({ kind: "replace-members", backendName: name, port: port.nodePort });
-    const frontend = lb.frontends.find((f) => f.name === name);
     const backendId = backend?.id;
-    if (frontend && (frontend.port !== port.port || (backendId && frontend.backend_id !== backendId))) {
+    const options = frontendSettings(port.port, settings);
+    const optionsDiffer = frontend !== undefined &&
+      (Boolean(frontend.tls) !== options.tls || Boolean(frontend.redirect_to_https) !== options.redirect_to_https ||
+        (frontend.certificate_ids ?? []).join(",") !== options.certificate_ids.join(","));
+    if (
+      frontend && (frontend.port !== port.port || (backendId && frontend.backend_id !== backendId) || optionsDiffer)
+    ) {
       steps.push({ kind: "delete-frontend", frontendId: frontend.id, name });
       steps.push({ kind: "create-frontend", name, port: port.port });
     } else if (!frontend) {
@@ -169,6 +183,25 @@ export function listenerSteps(
     if (!wanted.has(backend.name)) steps.push({ kind: "delete-backend", backendId: backend.id, name: backend.name });
   }
   return steps;
+}
+
+/** How frontends are set up. */
+export type FrontendSettings = Pick<
+  LoadBalancerSettings,
+  "protocol" | "tlsPorts" | "certificateIds" | "redirectHttpToHttps"
+>;
+
+/** A port's frontend options: TLS with the certificates on the TLS ports; the HTTPS redirect on the others. */
+export function frontendSettings(
+  port: number,
+  settings: Partial<FrontendSettings>,
+): { tls: boolean; certificate_ids: string[]; redirect_to_https: boolean } {
+  const tls = (settings.tlsPorts ?? []).includes(port);
+  return {
+    tls,
+    certificate_ids: tls ? [...(settings.certificateIds ?? [])] : [],
+    redirect_to_https: !tls && settings.protocol === "http" && Boolean(settings.redirectHttpToHttps),
+  };
 }
 
 /**

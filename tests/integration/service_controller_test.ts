@@ -193,6 +193,7 @@ Deno.test("node changes update members within 2 s, and a burst of nodes is one r
     const seconds = (performance.now() - burstStart) / 1000;
     assert.ok(seconds < 4, `members updated ${seconds.toFixed(1)} s after the burst began`);
     assert.equal(sim.count("replace_load_balancer_members") - replacesBefore, 1, "one replace for the burst");
+    await eventually(async () => (await eventsFor(name)).some((e) => e.reason === "UpdatedLoadBalancer"));
     const removedAt = performance.now();
     await deleteNodes(added.splice(0, 5));
     await eventually(() => lb.backends[0].members.length === 6, 5_000, "6 members");
@@ -496,6 +497,39 @@ Deno.test("members follow the Service's IP families: IPv4-only, IPv6-only, and d
   } finally {
     for (const [name] of cases) await deleteService(name);
     for (const [name] of cases) await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("http backends, TLS frontends with certificates and the HTTPS redirect follow the annotations", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("https");
+  await createService(name, {
+    ports: [{ port: 80 }, { port: 443 }],
+    annotations: {
+      "load-balancer.ankra.cloud/protocol": "http",
+      "load-balancer.ankra.cloud/tls-ports": "443",
+      "load-balancer.ankra.cloud/certificate-ids": "cert-a,cert-b",
+      "load-balancer.ankra.cloud/redirect-http-to-https": "true",
+    },
+  });
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    const lb = [...sim.loadBalancers.items.values()][0];
+    assert.ok(lb.backends.every((b) => b.mode === "http"));
+    const https = lb.frontends.find((f) => f.port === 443)!;
+    const plain = lb.frontends.find((f) => f.port === 80)!;
+    assert.deepEqual([https.tls, https.certificate_ids, https.redirect_to_https], [true, ["cert-a", "cert-b"], false]);
+    assert.deepEqual([plain.tls, plain.redirect_to_https], [false, true]);
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
+      body: { metadata: { annotations: { "load-balancer.ankra.cloud/redirect-http-to-https": null } } },
+    });
+    await eventually(() => lb.frontends.find((f) => f.port === 80)?.redirect_to_https === false, 10_000);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
     await deleteNodes(nodes);
   }
 });

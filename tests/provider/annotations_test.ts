@@ -20,6 +20,10 @@ Deno.test("defaults are the API's health check and no IPv4", () => {
     edgeId: undefined,
     healthCheck: { type: "tcp", path: "/", expected_status: "200-399", interval_seconds: 2, rise: 2, fall: 3 },
     balance: "roundrobin",
+    protocol: "tcp",
+    tlsPorts: [],
+    certificateIds: [],
+    redirectHttpToHttps: false,
   });
 });
 
@@ -66,4 +70,35 @@ Deno.test("ClientIP session affinity balances by source unless the balance annot
   assert.ok(affinity.ok && affinity.settings.balance === "source");
   const explicit = parseAnnotations(a("balance", "leastconn"), { sessionAffinity: "ClientIP" });
   assert.ok(explicit.ok && explicit.settings.balance === "leastconn");
+});
+
+Deno.test("http, TLS and redirect annotations are parsed and checked together", () => {
+  const https = parseAnnotations({
+    ...a("protocol", "http"),
+    ...a("tls-ports", "443, 8443"),
+    ...a("certificate-ids", "cert-1,cert-2"),
+    ...a("redirect-http-to-https", "true"),
+  });
+  assert.ok(https.ok);
+  assert.deepEqual(
+    [
+      https.settings.protocol,
+      https.settings.tlsPorts,
+      https.settings.certificateIds,
+      https.settings.redirectHttpToHttps,
+    ],
+    ["http", [443, 8443], ["cert-1", "cert-2"], true],
+  );
+  const refused: [Record<string, string>, RegExp][] = [
+    [a("protocol", "udp"), /protocol must be tcp or http, not "udp"/],
+    [a("tls-ports", "https"), /tls-ports must be comma-separated ports/],
+    [a("tls-ports", "443"), /tls-ports needs load-balancer\.ankra\.cloud\/certificate-ids/],
+    [{ ...a("tls-ports", "443"), ...a("certificate-ids", Array(17).fill("c").join(",")) }, /at most 16/],
+    [a("redirect-http-to-https", "true"), /redirect-http-to-https needs load-balancer\.ankra\.cloud\/protocol: http/],
+  ];
+  for (const [annotations, pattern] of refused) {
+    const parsed = parseAnnotations(annotations);
+    assert.ok(!parsed.ok, JSON.stringify(annotations));
+    assert.match(parsed.problems.map((p) => `${p.annotation} ${p.rule}, not "${p.value}"`).join("; "), pattern);
+  }
 });

@@ -195,3 +195,38 @@ Deno.test("the ingress lists every IPv6 of a pair, then the IPv4", () => {
     [{ ip: "2001:db8::1" }, { ip: "2001:db8:1::1" }, { ip: "203.0.113.5" }],
   );
 });
+
+Deno.test("TLS and redirect options go on frontends, and a changed mode or option remakes the listener", () => {
+  const tls = { protocol: "http" as const, tlsPorts: [443], certificateIds: ["c1"], redirectHttpToHttps: true };
+  const existing = {
+    ...baseLb,
+    frontends: [{
+      id: "f443",
+      name: "tcp-443",
+      port: 443,
+      backend_id: "b443",
+      tls: false,
+      certificate_ids: [],
+      redirect_to_https: false,
+    }],
+    backends: [{ id: "b443", name: "tcp-443", mode: "tcp", balance: "roundrobin", health_check: hc, members: [] }],
+  } as unknown as LoadBalancer;
+  assert.deepEqual(
+    listenerSteps(existing, [{ port: 443, nodePort: 30443 }], { healthCheck: hc, balance: "roundrobin", ...tls }),
+    [
+      { kind: "delete-frontend", frontendId: "f443", name: "tcp-443" },
+      { kind: "delete-backend", backendId: "b443", name: "tcp-443" },
+      { kind: "create-backend", name: "tcp-443", port: 443 },
+      { kind: "replace-members", backendName: "tcp-443", port: 30443 },
+      { kind: "create-frontend", name: "tcp-443", port: 443 },
+    ],
+  );
+  const http = { ...existing, backends: [{ ...existing.backends[0], mode: "http" }] } as unknown as LoadBalancer;
+  assert.deepEqual(
+    listenerSteps(http, [{ port: 443, nodePort: 30443 }], { healthCheck: hc, balance: "roundrobin", ...tls }).map((s) =>
+      s.kind
+    ),
+    ["replace-members", "delete-frontend", "create-frontend"],
+    "only the frontend is remade when its TLS options change",
+  );
+});
