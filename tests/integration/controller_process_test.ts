@@ -5,7 +5,9 @@
 import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventually } from "../support/node_controllers.ts";
+import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -16,7 +18,7 @@ interface Replica {
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<number>;
 }
 
-function startReplica(args: string[]): Replica {
+function startReplica(args: string[], env: Record<string, string> = {}): Replica {
   const plane = testControlPlane();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -27,7 +29,7 @@ function startReplica(args: string[]): Replica {
       "--v=4",
       ...args,
     ],
-    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests", ANKRA_CLOUD_API_URL: "https://127.0.0.1:1" },
+    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests", ANKRA_CLOUD_API_URL: "https://127.0.0.1:1", ...env },
     stdout: "piped",
     stderr: "piped",
     stdin: "null",
@@ -248,4 +250,66 @@ Deno.test("a controller whose output nobody reads any more still stops on SIGTER
     ),
   ]).finally(() => clearTimeout(timer));
   assert.equal(status.code, 0);
+});
+
+Deno.test("a controller SIGKILLed right after creating a load balancer, then restarted, makes exactly one", async () => {
+  const plane = testControlPlane();
+  await using cloud = await startTestCloud(testSeed({ settings: { load_balancer_create_delay_ms: 3000 } }));
+  const sim = cloud.simulator.sim;
+  const service = uniqueName("sigkill");
+  const node = uniqueName("sigkill-node");
+  const nodeBody = kubeletNode(node, {
+    providerID: `ankracloud://de-fsn1/srv-${node}`,
+    labels: { "topology.kubernetes.io/zone": "de-fsn1" },
+    addresses: [{ type: "InternalIP", address: "10.0.0.201" }],
+  }) as { spec: { taints: unknown[] } };
+  nodeBody.spec.taints = [];
+  await kubeOk(plane, "POST", "/api/v1/nodes", { body: nodeBody });
+  const start = () =>
+    startReplica([
+      "--leader-elect=false",
+      "--secure-port=0",
+      "--cluster-name=kill",
+      "--controllers=service",
+    ], { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url, ANKRA_CLOUD_NETWORK_ID: "net-1" });
+  let replica = start();
+  try {
+    await replica.waitFor(/Ankra Cloud provider initialised/);
+    await kubeOk(plane, "POST", "/api/v1/namespaces/default/services", {
+      body: { metadata: { name: service }, spec: { type: "LoadBalancer", ports: [{ port: 80 }] } },
+    });
+    // Killed as soon as its create reached the API: before the address, before the status.
+    const deadline = Date.now() + 15_000;
+    while (sim.count("create_load_balancer") === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    replica.child.kill("SIGKILL");
+    await replica.exited;
+    assert.equal(sim.loadBalancers.items.size, 1);
+    replica = start();
+    await eventually(
+      async () => {
+        const s = await kubeOk<{ status: { loadBalancer?: { ingress?: unknown[] } } }>(
+          plane,
+          "GET",
+          `/api/v1/namespaces/default/services/${service}`,
+        );
+        return (s.status.loadBalancer?.ingress?.length ?? 0) > 0;
+      },
+      20_000,
+      "address after the restart",
+    );
+    assert.equal(sim.loadBalancers.items.size, 1, "exactly one load balancer");
+    assert.equal(sim.count("create_load_balancer"), 1, "the restarted controller found it by its labels");
+    const lb = [...sim.loadBalancers.items.values()][0];
+    assert.equal(lb.labels["ccm.ankra.cloud/service"], `default/${service}`);
+  } finally {
+    await kubeRequest(plane, "DELETE", `/api/v1/namespaces/default/services/${service}`);
+    await eventually(
+      async () => (await kubeRequest(plane, "GET", `/api/v1/namespaces/default/services/${service}`)).status === 404,
+      20_000,
+    ).catch(() => {});
+    await stop(replica);
+    await kubeRequest(plane, "DELETE", `/api/v1/nodes/${node}`);
+  }
 });
