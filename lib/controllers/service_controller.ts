@@ -403,10 +403,14 @@ export class ServiceController {
     });
   }
 
-  /** The Service's load balancer: remembered id, then the label filter, then (to adopt) an unlabelled one by name. */
+  /**
+   * The Service's load balancer: remembered id, then the label filter, then (unless `byName` is false) an unlabelled
+   * one with the Service's name, adopted when `adopt`. Only the last step lists every load balancer of the account,
+   * so it runs before a create and on deletion, never in steady state.
+   */
   async #find(
     service: SlimService,
-    options: { adopt: boolean },
+    options: { adopt: boolean; byName?: boolean },
   ): Promise<{ lb: LoadBalancer; full: boolean } | undefined> {
     const { cloud, clusterName } = this.#o;
     const key = `${service.namespace}/${service.name}`;
@@ -426,6 +430,7 @@ export class ServiceController {
       this.#lbIds.set(key, labelled[0].id);
       return { lb: labelled[0], full: false };
     }
+    if (options.byName === false) return undefined;
     const name = await loadBalancerName(clusterName, service.namespace, service.name);
     const orphan = (await cloud.listLoadBalancers()).find((lb) => lb.name === name && !lb.labels[SERVICE_LABEL]);
     if (!orphan) return undefined;
@@ -622,8 +627,8 @@ export class ServiceController {
       });
       wrote = true;
     }
-    // A dedicated load balancer the Service had before is retired.
-    const dedicated = (await this.#find(service, { adopt: false }))?.lb;
+    // A dedicated load balancer the Service had before (labelled, as every one this controller makes) is retired.
+    const dedicated = (await this.#find(service, { adopt: false, byName: false }))?.lb;
     if (dedicated && dedicated.state !== "deleting") {
       o.serviceEvents.event(reference(service), "Normal", "DeletingLoadBalancer", "Deleting load balancer");
       await o.cloud.deleteLoadBalancer(dedicated.id).catch(ignoreNotFound);

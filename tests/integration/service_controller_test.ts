@@ -405,8 +405,12 @@ Deno.test("edge mode: members on the combined edge beside others, status from th
     assert.ok(mine.every((m) => /^k[0-9a-f]{8}-[0-9a-f]{8}$/.test(m.name) && m.frontend_port === 80));
     assert.ok(edge.members.some((m) => m.name === "hand-made" && m.frontend_port === 8443), "other members kept");
     const updates = sim.count("update_edge");
+    const unfilteredLists = () =>
+      sim.log.filter((e) => e.operation === "list_load_balancers" && !e.path.includes("label=")).length;
+    const scans = unfilteredLists();
     await new Promise((resolve) => setTimeout(resolve, 2500));
     assert.equal(sim.count("update_edge"), updates, "steady state: no edge writes");
+    assert.equal(unfilteredLists(), scans, "steady state never lists the whole account");
     // Leaving edge mode: the members go from the edge and a dedicated load balancer serves the Service.
     await setAnnotation(name, "load-balancer.ankra.cloud/edge", null);
     await eventually(
