@@ -27,6 +27,18 @@ if [ -n "${KUBEBUILDER_ASSETS:-}" ] && has_all "$KUBEBUILDER_ASSETS"; then
   exit 0
 fi
 
+# Binaries already on PATH (all five): gathered as links in one directory.
+on_path=true
+for b in "${BINARIES[@]}"; do command -v "$b" >/dev/null || on_path=false; done
+if $on_path; then
+  dir="${TEST_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ankra-cloud-ccm/test-binaries}/from-path"
+  mkdir -p "$dir"
+  for b in "${BINARIES[@]}"; do ln -sf "$(command -v "$b")" "$dir/$b"; done
+  log "using the binaries on PATH ($("$dir/kube-apiserver" --version 2>/dev/null))"
+  printf '%s\n' "$dir"
+  exit 0
+fi
+
 os_arch="$(go env GOOS)-$(go env GOARCH)"
 key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}_r${RECIPE}_${os_arch}"
 cache_root="${TEST_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ankra-cloud-ccm/test-binaries}"

@@ -50,6 +50,7 @@ async function createService(
     annotations?: Record<string, string>;
     ipFamilyPolicy?: string;
     ipFamilies?: string[];
+    loadBalancerClass?: string;
   } = {},
 ): Promise<void> {
   await kubeOk(testControlPlane(), "POST", `/api/v1/namespaces/${NS}/services`, {
@@ -60,6 +61,7 @@ async function createService(
         selector: { app: name },
         ...(options.ipFamilyPolicy ? { ipFamilyPolicy: options.ipFamilyPolicy } : {}),
         ...(options.ipFamilies ? { ipFamilies: options.ipFamilies } : {}),
+        ...(options.loadBalancerClass ? { loadBalancerClass: options.loadBalancerClass } : {}),
         ports: (options.ports ?? [{ port: 80 }]).map((p, i) => ({ name: p.name ?? `p${i}`, ...p })),
       },
     },
@@ -531,6 +533,55 @@ Deno.test("http backends, TLS frontends with certificates and the HTTPS redirect
       body: { metadata: { annotations: { "load-balancer.ankra.cloud/redirect-http-to-https": null } } },
     });
     await eventually(() => lb.frontends.find((f) => f.port === 80)?.redirect_to_https === false, 10_000);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("Services of another loadBalancerClass are left alone; the configured class is served", async () => {
+  await using env = await startServiceController({ loadBalancerClass: "ankra.cloud/load-balancer" });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const ours = uniqueName("class-ours");
+  const theirs = uniqueName("class-theirs");
+  await createService(ours, { loadBalancerClass: "ankra.cloud/load-balancer" });
+  await createService(theirs, { loadBalancerClass: "example.com/other" });
+  try {
+    await eventually(async () => ingressIps(await getService(ours)).length > 0, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const other = await getService(theirs);
+    assert.deepEqual(other.metadata!.finalizers ?? [], [], "no finalizer on another class's Service");
+    assert.deepEqual(ingressIps(other), []);
+    assert.equal(sim.loadBalancers.items.size, 1);
+  } finally {
+    await deleteService(ours);
+    await deleteService(theirs);
+    await eventually(async () => !(await serviceExists(ours)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("asking for IPv4 or another network after creation is reported once as ImmutableSetting, nothing recreated", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("immutable");
+  await createService(name);
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    const lb = [...sim.loadBalancers.items.values()][0];
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
+      body: { metadata: { annotations: { "load-balancer.ankra.cloud/ipv4": "true" } } },
+    });
+    await eventually(async () => (await eventsFor(name)).some((e) => e.reason === "ImmutableSetting"), 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const events = (await eventsFor(name)).filter((e) => e.reason === "ImmutableSetting");
+    assert.equal(events.length, 1);
+    assert.equal(events[0].count, 1, "recorded when the situation appears, not on every pass");
+    assert.match(events[0].message, /no public IPv4.*recreate the Service/);
+    assert.deepEqual([...sim.loadBalancers.items.keys()], [lb.id], "nothing recreated");
   } finally {
     await deleteService(name);
     await eventually(async () => !(await serviceExists(name)), 15_000);

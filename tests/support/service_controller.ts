@@ -39,6 +39,8 @@ export interface ServiceControllerTestOptions {
   networkId?: string | null;
   /** HA mode (default auto). */
   highAvailability?: "auto" | "true" | "false";
+  /** `--load-balancer-class`. */
+  loadBalancerClass?: string;
 }
 
 /** Starts informers and the service controller. */
@@ -66,6 +68,7 @@ export async function startServiceController(
       services,
       nodes,
       clusterName: options.clusterName ?? "test",
+      loadBalancerClass: options.loadBalancerClass,
       defaults: {
         networkId: options.networkId === null ? undefined : (options.networkId ?? "net-1"),
         highAvailability: options.highAvailability ?? "auto",
