@@ -228,6 +228,27 @@ export class ServiceController {
         ? `Ankra load balancers forward TCP only; not forwarding ${ports.unsupported.join(", ")}`
         : undefined,
     );
+    const unsupported: string[] = [];
+    if (service.loadBalancerSourceRanges.length > 0) {
+      unsupported.push(
+        `spec.loadBalancerSourceRanges (${service.loadBalancerSourceRanges.join(", ")}) is not enforced: Ankra load ` +
+          "balancers accept every source; filter on the nodes (NetworkPolicy or firewall) instead",
+      );
+    }
+    if (service.externalTrafficPolicy === "Local") {
+      unsupported.push(
+        "externalTrafficPolicy: Local is not honoured: every eligible node is a member and client addresses are not " +
+          "preserved",
+      );
+    }
+    this.#reportOnce(
+      service,
+      "settings",
+      o.providerEvents,
+      "Warning",
+      "UnsupportedSetting",
+      unsupported.length ? unsupported.join("; ") : undefined,
+    );
     if (ports.withoutNodePort.length) {
       throw new ServiceProblem(
         `port ${ports.withoutNodePort.join(", ")} has no NodePort; the load balancer forwards to NodePorts, so ` +

@@ -588,3 +588,32 @@ Deno.test("asking for IPv4 or another network after creation is reported once as
     await deleteNodes(nodes);
   }
 });
+
+Deno.test("source ranges and externalTrafficPolicy: Local get one Warning saying they are not enforced", async () => {
+  await using env = await startServiceController();
+  const nodes = await createNodes(1);
+  const name = uniqueName("ranges");
+  await kubeOk(testControlPlane(), "POST", `/api/v1/namespaces/${NS}/services`, {
+    body: {
+      metadata: { name },
+      spec: {
+        type: "LoadBalancer",
+        ports: [{ port: 80 }],
+        loadBalancerSourceRanges: ["203.0.113.0/24"],
+        externalTrafficPolicy: "Local",
+      },
+    },
+  });
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, "still served");
+    const events = (await eventsFor(name)).filter((e) => e.reason === "UnsupportedSetting");
+    assert.equal(events.length, 1);
+    assert.match(events[0].message, /loadBalancerSourceRanges \(203\.0\.113\.0\/24\) is not enforced/);
+    assert.match(events[0].message, /externalTrafficPolicy: Local is not honoured/);
+    assert.equal(env.cloud.simulator.sim.loadBalancers.items.size, 1);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
