@@ -46,6 +46,10 @@ export class CloudView {
   #zonesListed = false;
   #unknownZonesTried = new Map<string, number>();
   #lastList = 0;
+  /** When a confirming list is due after a server went missing (0: none). */
+  #confirmAt = 0;
+  /** When each never-listed server id was last asked about. */
+  #checkedUnknown = new Map<string, number>();
   #listing?: Promise<boolean>;
   #synced = false;
   readonly #listeners: (() => void)[] = [];
@@ -141,8 +145,6 @@ export class CloudView {
     return true;
   }
 
-  #confirmAt = 0;
-
   /**
    * For a server id the view has never listed: asks the API once per refresh period. A 404 proves it gone; a found
    * server joins the view. Errors prove nothing.
@@ -162,8 +164,6 @@ export class CloudView {
       else log.warn("could not check a server", { server: id, error: cause });
     }
   }
-
-  #checkedUnknown = new Map<string, number>();
 
   /** The server's interfaces, fetched when new or changed. */
   async interfaces(id: string): Promise<Interface[]> {

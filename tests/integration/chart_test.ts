@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
@@ -125,14 +125,7 @@ Deno.test("installed with helm, the controller runs on the chart's ServiceAccoun
       "node initialised under the chart's RBAC",
     );
     await eventually(
-      async () => {
-        const s = await kubeOk<{ status: { loadBalancer?: { ingress?: unknown[] } } }>(
-          plane,
-          "GET",
-          `/api/v1/namespaces/default/services/${service}`,
-        );
-        return (s.status.loadBalancer?.ingress?.length ?? 0) > 0;
-      },
+      async () => (await serviceIngress(plane, "default", service)).length > 0,
       20_000,
       "service address under the chart's RBAC",
     );

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
@@ -288,14 +288,7 @@ Deno.test("a controller SIGKILLed right after creating a load balancer, then res
     assert.equal(sim.loadBalancers.items.size, 1);
     replica = start();
     await eventually(
-      async () => {
-        const s = await kubeOk<{ status: { loadBalancer?: { ingress?: unknown[] } } }>(
-          plane,
-          "GET",
-          `/api/v1/namespaces/default/services/${service}`,
-        );
-        return (s.status.loadBalancer?.ingress?.length ?? 0) > 0;
-      },
+      async () => (await serviceIngress(plane, "default", service)).length > 0,
       20_000,
       "address after the restart",
     );

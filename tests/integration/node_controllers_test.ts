@@ -6,6 +6,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventsFor as eventsForObject, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually, startNodeControllers } from "../support/node_controllers.ts";
+import { serverSeed } from "../support/simulator.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown";
@@ -96,14 +97,7 @@ Deno.test("a node with an FQDN name or a providerID is linked to its server; an 
   await using env = await startNodeControllers();
   const world = env.cloud.simulator.sim.world;
   const short = uniqueName("fqdn");
-  const byName = world.addServer({
-    hostname: short,
-    zone: "de-fsn1",
-    plan: "standard-2c-4g",
-    state: "started",
-    labels: {},
-    interfaces: [],
-  });
+  const byName = world.addServer(serverSeed({ hostname: short, zone: "de-fsn1" }));
   const byId = world.addServer({
     hostname: "elsewhere",
     zone: "de-fsn2",
@@ -168,14 +162,7 @@ Deno.test("a node no server has gets one clear Warning, keeps its taint, retries
     await new Promise((resolve) => setTimeout(resolve, 2000));
     assert.ok(tainted(await getNode(name), UNINITIALIZED));
     assert.equal((await eventsFor(name)).filter((e) => e.reason === "InstanceNotFound").length, 1);
-    const server = env.cloud.simulator.sim.world.addServer({
-      hostname: name,
-      zone: "de-fsn1",
-      plan: "standard-2c-4g",
-      state: "started",
-      labels: {},
-      interfaces: [],
-    });
+    const server = env.cloud.simulator.sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
     await eventually(async () => (await getNode(name)).spec?.providerID === `ankracloud://de-fsn1/${server.id}`);
   } finally {
     await deleteNode(name);
@@ -246,14 +233,7 @@ Deno.test("address changes reach initialised nodes on the refresh period, with n
 Deno.test("shut-down servers taint their NotReady nodes; the taint goes when the node is Ready again", async () => {
   await using env = await startNodeControllers();
   const name = uniqueName("stopped");
-  const server = env.cloud.simulator.sim.world.addServer({
-    hostname: name,
-    zone: "de-fsn1",
-    plan: "standard-2c-4g",
-    state: "started",
-    labels: {},
-    interfaces: [],
-  });
+  const server = env.cloud.simulator.sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
   await createNode(name);
   try {
     await eventually(async () => !tainted(await getNode(name), UNINITIALIZED));
@@ -305,14 +285,7 @@ Deno.test("an API outage (errors, then hangs) while nodes are NotReady deletes n
   await using env = await startNodeControllers();
   const sim = env.cloud.simulator.sim;
   const name = uniqueName("outage");
-  const server = sim.world.addServer({
-    hostname: name,
-    zone: "de-fsn1",
-    plan: "standard-2c-4g",
-    state: "started",
-    labels: {},
-    interfaces: [],
-  });
+  const server = sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
   await createNode(name);
   try {
     await eventually(async () => !tainted(await getNode(name), UNINITIALIZED));

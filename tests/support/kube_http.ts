@@ -193,3 +193,13 @@ export function eventsFor(plane: SharedControlPlane, name: string, namespace = "
     `/api/v1/namespaces/${namespace}/events?fieldSelector=involvedObject.name=${name}`,
   ).then((list) => list.items);
 }
+
+/** The ingress IPs in a Service's status (empty until it has an address). */
+export async function serviceIngress(plane: SharedControlPlane, namespace: string, name: string): Promise<string[]> {
+  const service = await kubeOk<{ status: { loadBalancer?: { ingress?: { ip?: string }[] } } }>(
+    plane,
+    "GET",
+    `/api/v1/namespaces/${namespace}/services/${name}`,
+  );
+  return (service.status.loadBalancer?.ingress ?? []).map((i) => i.ip ?? "");
+}

@@ -5,7 +5,8 @@
  */
 import { AnkraCloudClient, type ClientOptions } from "../../lib/cloud/client.ts";
 import { type RunningSimulator, startSimulator } from "../../lib/simulator/server.ts";
-import { parseSeed, type Seed } from "../../lib/simulator/seed.ts";
+import * as v from "valibot";
+import { parseSeed, type Seed, type SeedServer, SeedServerSchema } from "../../lib/simulator/seed.ts";
 
 /** The operate-scope token every test simulator knows. */
 export const TEST_TOKEN = "act_dGVzdC10b2tlbi1vcGVyYXRlLXNjb3BlLXh4eHh4eA";
@@ -73,4 +74,9 @@ export async function startTestCloud(
       await simulator.stop();
     },
   };
+}
+
+/** A server for `world.addServer`, with the seed file's defaults (plan, state `started`, no labels or legs). */
+export function serverSeed(input: v.InferInput<typeof SeedServerSchema>): SeedServer {
+  return v.parse(SeedServerSchema, input);
 }
