@@ -1,8 +1,8 @@
 /**
  * `ankra-cloud-ccm`: the Kubernetes cloud controller manager for Ankra Cloud.
  *
- * - `ankra-cloud-ccm [flags]` runs the controller.
- * - `ankra-cloud-ccm simulator [flags]` runs a local Ankra Cloud API simulator.
+ * `ankra-cloud-ccm [flags]` runs the controller. (The local Ankra Cloud API simulator is a separate program,
+ * `simulator/main.ts`; it is not part of this binary.)
  *
  * Exit codes: 0 success, 1 failure at run time, 2 bad configuration or command line.
  *
@@ -33,11 +33,6 @@ export async function main(args: string[]): Promise<number> {
     case "version":
       console.log(command.text);
       return 0;
-    case "simulator": {
-      // Loaded only for this command: the controller never pays for the simulator's code.
-      const { runSimulatorCommand } = await import("./lib/simulator/command.ts");
-      return await runSimulatorCommand(command.args);
-    }
     case "run": {
       configureLogging({ verbosity: command.config.verbosity, format: command.config.loggingFormat });
       return await runController(command.config, buildControllers);

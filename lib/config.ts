@@ -117,8 +117,7 @@ export class ConfigError extends Error {
 export type Command =
   | { kind: "help"; text: string }
   | { kind: "version"; text: string }
-  | { kind: "run"; config: Config }
-  | { kind: "simulator"; args: string[] };
+  | { kind: "run"; config: Config };
 
 type OptionKind = "string" | "boolean" | "integer" | "duration";
 
@@ -292,7 +291,6 @@ export function helpText(): string {
     "",
     "Usage:",
     `  ${PROGRAM} [flags]                  run the controller`,
-    `  ${PROGRAM} simulator [flags]        run a local Ankra Cloud API simulator (see --help there)`,
     "",
     "Flags (and the environment variable that can set them):",
   ];
@@ -570,13 +568,12 @@ export interface ConfigSources {
 }
 
 /**
- * Decides what the process does from its arguments and environment: print help or the version, run the
- * simulator, or run the controller with a validated {@linkcode Config}.
+ * Decides what the process does from its arguments and environment: print help or the version, or run the
+ * controller with a validated {@linkcode Config}.
  *
  * @throws {ConfigError} on any bad or missing setting.
  */
 export function resolveCommand(args: string[], sources: ConfigSources): Command {
-  if (args[0] === "simulator") return { kind: "simulator", args: args.slice(1) };
   const readFile = sources.readFile ?? Deno.readTextFileSync;
   const raw = readRaw(args, sources.env);
   if (get(raw, "help") !== undefined && asBoolean(raw, "help")) return { kind: "help", text: helpText() };

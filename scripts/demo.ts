@@ -13,8 +13,8 @@
 import { locateTestBinaries } from "./control_plane_session.ts";
 import { startControlPlane } from "../tests/support/control_plane.ts";
 import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
-import { startSimulator } from "../lib/simulator/server.ts";
-import { parseSeed } from "../lib/simulator/seed.ts";
+import { startSimulator } from "../simulator/server.ts";
+import { parseSeed } from "../simulator/seed.ts";
 
 const TOKEN = "act_local-demo-token-" + crypto.randomUUID().slice(0, 8);
 const started = performance.now();

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { RESPONSE_SCHEMAS } from "../../lib/cloud/schemas.ts";
-import { simulatorApp } from "../../lib/simulator/app.ts";
-import { Simulator } from "../../lib/simulator/simulator.ts";
+import { simulatorApp } from "../../simulator/app.ts";
+import { Simulator } from "../../simulator/simulator.ts";
 import { READ_ONLY_TOKEN, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
 interface Reply {

@@ -13,7 +13,7 @@ import { EventRecorder } from "../../lib/kube/events.ts";
 import { Informer } from "../../lib/kube/informer.ts";
 import { nodeInformer } from "../../lib/kube/cluster_informers.ts";
 import type { SlimNode } from "../../lib/kube/slim.ts";
-import type { Seed } from "../../lib/simulator/seed.ts";
+import type { Seed } from "../../simulator/seed.ts";
 import { testControlPlane } from "./control_plane.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 

@@ -11,7 +11,7 @@ import { EventRecorder } from "../../lib/kube/events.ts";
 import { Informer } from "../../lib/kube/informer.ts";
 import { nodeInformer, serviceInformer } from "../../lib/kube/cluster_informers.ts";
 import type { SlimService } from "../../lib/kube/slim.ts";
-import type { Seed } from "../../lib/simulator/seed.ts";
+import type { Seed } from "../../simulator/seed.ts";
 import { testControlPlane } from "./control_plane.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 

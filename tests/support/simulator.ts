@@ -4,9 +4,9 @@
  * @module
  */
 import { AnkraCloudClient, type ClientOptions } from "../../lib/cloud/client.ts";
-import { type RunningSimulator, startSimulator } from "../../lib/simulator/server.ts";
+import { type RunningSimulator, startSimulator } from "../../simulator/server.ts";
 import * as v from "valibot";
-import { parseSeed, type Seed, type SeedServer, SeedServerSchema } from "../../lib/simulator/seed.ts";
+import { parseSeed, type Seed, type SeedServer, SeedServerSchema } from "../../simulator/seed.ts";
 
 /** The operate-scope token every test simulator knows. */
 export const TEST_TOKEN = "act_dGVzdC10b2tlbi1vcGVyYXRlLXNjb3BlLXh4eHh4eA";

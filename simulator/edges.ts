@@ -10,7 +10,7 @@
  * @module
  */
 import type * as v from "valibot";
-import { parseIp } from "../ip_address.ts";
+import { parseIp } from "../lib/ip_address.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
 import type { CreateEdgeBody, EdgeMemberInput, UpdateEdgeBody } from "./request_schemas.ts";
 import type { LoadBalancers } from "./load_balancers.ts";

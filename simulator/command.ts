@@ -1,5 +1,5 @@
 /**
- * `ankra-cloud-ccm simulator --listen HOST:PORT [--seed FILE] [--token TOKEN]`: runs the local Ankra Cloud API
+ * `ankra-cloud-simulator --listen HOST:PORT [--seed FILE] [--token TOKEN]`: runs the local Ankra Cloud API
  * simulator until SIGINT or SIGTERM. `--token` adds a token with operate scope (or read the token from the
  * environment variable `ANKRA_CLOUD_TOKEN` with `--token-from-env`, so it does not appear in the process list).
  *
@@ -9,10 +9,10 @@ import { parseArgs } from "node:util";
 import { defaultSeed, parseSeed, type Seed } from "./seed.ts";
 import { startSimulator } from "./server.ts";
 
-const HELP = `ankra-cloud-ccm simulator: a local Ankra Cloud API for tests and demos
+const HELP = `ankra-cloud-simulator: a local Ankra Cloud API for tests, demos and your CI (not part of the controller)
 
 Usage:
-  ankra-cloud-ccm simulator [--listen=127.0.0.1:8787] [--seed=FILE] [--token=TOKEN | --token-from-env]
+  ankra-cloud-simulator [--listen=127.0.0.1:8787] [--seed=FILE] [--token=TOKEN | --token-from-env]
 
   --listen=HOST:PORT   address to serve on (default 127.0.0.1:8787; keep it on loopback: the control API
                        under /_simulator has no authentication)
@@ -24,7 +24,7 @@ Usage:
 `;
 
 function fail(message: string): number {
-  console.error(`ankra-cloud-ccm simulator: ${message}`);
+  console.error(`ankra-cloud-simulator: ${message}`);
   return 2;
 }
 
@@ -73,14 +73,14 @@ export async function runSimulatorCommand(args: string[]): Promise<number> {
     seed.tokens.push({ token, scope: "read_write" });
   }
   if (seed.tokens.length === 0) {
-    console.error("ankra-cloud-ccm simulator: no token configured: every API request will get 401 (use --token)");
+    console.error("ankra-cloud-simulator: no token configured: every API request will get 401 (use --token)");
   }
   const tls = values["tls-cert"] && values["tls-key"]
     ? { cert: await Deno.readTextFile(values["tls-cert"]), key: await Deno.readTextFile(values["tls-key"]) }
     : undefined;
   const hostname = match[1].replace(/^\[|\]$/g, "");
   const running = await startSimulator({ seed, hostname, port: Number(match[2]), tls });
-  console.log(`ankra-cloud-ccm simulator listening on ${running.url} (control API ${running.url}/_simulator)`);
+  console.log(`ankra-cloud-simulator listening on ${running.url} (control API ${running.url}/_simulator)`);
   const stop = Promise.withResolvers<void>();
   const onSignal = () => stop.resolve();
   Deno.addSignalListener("SIGINT", onSignal);

@@ -8,7 +8,7 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { abortableSleep } from "../runtime/abort.ts";
+import { abortableSleep } from "../lib/runtime/abort.ts";
 import { FaultSchema } from "./faults.ts";
 import { paginate, parseLimit } from "./pagination.ts";
 import { badRequest, ProblemError } from "./problem.ts";

@@ -12,7 +12,7 @@
  * @module
  */
 import * as v from "valibot";
-import { type IpAddress, isGlobalIpv6, parseIp, prefixContains } from "../ip_address.ts";
+import { type IpAddress, isGlobalIpv6, parseIp, prefixContains } from "../lib/ip_address.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
 import type {
   CreateBackendBody,

@@ -15,7 +15,7 @@ import {
   parseIp,
   parsePrefix,
   prefixContains,
-} from "../ip_address.ts";
+} from "../lib/ip_address.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
 import type { Seed, SeedServer, SimulatorSettings } from "./seed.ts";
 
