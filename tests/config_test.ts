@@ -239,7 +239,8 @@ Deno.test("--version prints the program and version from deno.json", async () =>
   const command = resolveCommand(["--version"], { env: {} });
   assert.deepEqual(command, { kind: "version", text: `ankra-cloud-ccm ${VERSION}` });
   const denoJson = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
-  assert.equal(denoJson.version, VERSION);
+  assert.equal(`v${denoJson.version}`, VERSION);
+  assert.match(VERSION, /^v\d+\.\d+\.\d+$/);
 });
 
 Deno.test("the controller has no simulator subcommand: the word is refused as an unexpected argument", () => {
