@@ -1,58 +1,145 @@
 #!/usr/bin/env bash
-# Builds the ankra-cloud-ccm binaries for linux amd64 and arm64 into dist/.
+# Builds the release artifacts of ankra-cloud-ccm into dist/ (or --out DIR):
 #
-# With access to Deno's download site (a release pipeline, the Containerfile): `deno compile` makes one
-# self-contained executable per architecture. Without it (these development machines reach package registries
-# only), the fallback builds, per architecture, a directory and tarball holding the Deno runtime from the npm
-# registry (@deno/linux-x64-glibc, @deno/linux-arm64-glibc), one bundled dist/ankra-cloud-ccm.js and a launcher
-# bin/ankra-cloud-ccm — the same program, started the same way.
+#   ankra-cloud-ccm-<VERSION>-linux-{amd64,arm64}.tar.gz        the controller: bundle + Deno runtime + launcher
+#   ankra-cloud-simulator-<VERSION>-linux-{amd64,arm64}.tar.gz  the Ankra Cloud API simulator, for users' CI
+#   ankra-cloud-ccm-<VERSION>-linux-{amd64,arm64}                single-file executables (`deno compile`), only where
+#                                                                Deno's download site is reachable
+#   SHA256SUMS                                                   over every artifact above
+#
+#   bash scripts/build.sh [--out DIR] [--no-compile]      (also: deno task release)
+#
+# Each tarball holds one directory <name>-<VERSION>-linux-<arch>/ with
+#   bin/<name>                 the launcher (POSIX sh): runs the bundle on the bundled runtime
+#   lib/<name>/deno            the Deno runtime from the npm registry (@deno/linux-x64-glibc, @deno/linux-arm64-glibc)
+#   lib/<name>/<name>.js       the program, one minified `deno bundle` file (no module graph, nothing to fetch)
+#   lib/<name>/deno-dir/       an empty directory that is DENO_DIR: Deno needs the setting to exist, not to be writable
+#
+# The bytes are reproducible: the same commit gives the same SHA256SUMS. Every mtime is SOURCE_DATE_EPOCH (from the
+# environment, else the last commit's time, else a fixed date outside git), entries are sorted, owners are 0:0
+# numerically, modes are set explicitly, and gzip -n leaves out the name and time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-version="$(sed -n 's/.*"version": "\(.*\)".*/\1/p' deno.json | head -1)"
+export LC_ALL=C TZ=UTC
+
+out=dist
+compile=true
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift 2 ;;
+    --out=*) out="${1#--out=}"; shift ;;
+    --no-compile) compile=false; shift ;;
+    *) echo "build: unknown argument $1 (use --out DIR, --no-compile)" >&2; exit 2 ;;
+  esac
+done
+
+version="$(deno eval 'import { VERSION } from "./lib/version.ts"; console.log(VERSION)')"
 deno_version="$(deno --version | head -1 | cut -d' ' -f2)"
-# V8 flags measured in bench/memory_report.md: GC after the first sync, a small young generation, no optimizing
-# compiler (the controller is I/O-bound), smaller heap growth.
-flags=(--allow-all --v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size)
-rm -rf dist && mkdir -p dist
-# One minified file: less code to hold than the module graph (see bench/memory_report.md).
-deno bundle --minify --platform=deno -o dist/ankra-cloud-ccm.js main.ts >/dev/null
-declare -A targets=([amd64]=x86_64-unknown-linux-gnu [arm64]=aarch64-unknown-linux-gnu)
+# 2024-01-01T00:00:00Z when this is not a git checkout (a source tarball).
+SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 1704067200)}"
+export SOURCE_DATE_EPOCH
 declare -A npm_packages=([amd64]=@deno/linux-x64-glibc [arm64]=@deno/linux-arm64-glibc)
-compiled=true
+declare -A compile_targets=([amd64]=x86_64-unknown-linux-gnu [arm64]=aarch64-unknown-linux-gnu)
+# V8 flags measured in bench/memory_report.md: GC after the first sync, a small young generation, no optimizing
+# compiler (the controller is I/O-bound), smaller heap growth. The image's entrypoint uses the same line.
+ccm_flags="--allow-all --v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size"
+simulator_flags="--allow-net --allow-read --allow-env"
+
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+rm -rf "$out"/ankra-cloud-ccm-* "$out"/ankra-cloud-simulator-* "$out/SHA256SUMS"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# One minified file each: less code to hold than the module graph (see bench/memory_report.md). The simulator is
+# its own program; the controller's bundle holds none of it (tests/bundle_test.ts).
+deno bundle --minify --platform=deno -o "$work/ankra-cloud-ccm.js" main.ts >/dev/null 2>&1
+deno bundle --minify --platform=deno -o "$work/ankra-cloud-simulator.js" simulator/main.ts >/dev/null 2>&1
+
+# The Deno runtime per architecture from the npm registry (npm checks the package's integrity).
 for arch in amd64 arm64; do
-  if ! deno compile "${flags[@]}" --target "${targets[$arch]}" --output "dist/ankra-cloud-ccm-linux-$arch" dist/ankra-cloud-ccm.js \
-    >/dev/null 2>"dist/compile-$arch.log"; then
-    compiled=false
-    break
-  fi
+  mkdir -p "$work/npm-$arch"
+  (cd "$work/npm-$arch" && npm pack --silent "${npm_packages[$arch]}@$deno_version" >/dev/null && tar -xzf ./*.tgz)
 done
-if $compiled; then
-  rm -f dist/compile-*.log
-  echo "build: dist/ankra-cloud-ccm-linux-amd64 and -arm64 (deno compile)"
-  exit 0
-fi
-echo "build: deno compile cannot download its runtime here ($(tail -1 dist/compile-*.log | head -1)); building the bundle fallback" >&2
-rm -f dist/ankra-cloud-ccm-linux-* dist/compile-*.log
-for arch in amd64 arm64; do
-  root="dist/ankra-cloud-ccm-$version-linux-$arch"
-  mkdir -p "$root/bin" "$root/lib"
-  work="$(mktemp -d)"
-  (cd "$work" && npm pack --silent "${npm_packages[$arch]}@$deno_version" >/dev/null && tar -xzf ./*.tgz)
-  cp "$work/package/deno" "$root/bin/deno"
-  chmod +x "$root/bin/deno"
-  rm -rf "$work"
-  cp dist/ankra-cloud-ccm.js "$root/lib/ankra-cloud-ccm.js"
-  cat > "$root/bin/ankra-cloud-ccm" <<'LAUNCHER'
+
+# write_launcher NAME FLAGS FILE: a launcher that needs no HOME, no PATH and no writable directory. DENO_DIR points
+# at the install's empty, read-only deno-dir (Deno refuses to start when it cannot name a cache directory, e.g.
+# without HOME; it runs fine when that directory cannot be written). --no-code-cache: no V8 code cache to write.
+# --no-config: a deno.json in the working directory changes nothing. --cached-only: it never downloads.
+write_launcher() {
+  local name="$1" flags="$2" file="$3"
+  cat >"$file" <<LAUNCHER
 #!/bin/sh
-# ankra-cloud-ccm: the bundled controller on its pinned Deno runtime.
-here="$(dirname "$(readlink -f "$0")")"
-export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}"
+# $name $version: the bundled program on its pinned Deno runtime ($deno_version).
+set -e
+self="\$(readlink -f -- "\$0" 2>/dev/null || printf '%s' "\$0")"
+lib="\${self%/*}/../lib/$name"
+export DENO_DIR="\$lib/deno-dir"
 export DENO_NO_UPDATE_CHECK=1
-exec "$here/deno" run --allow-all --cached-only --no-prompt --v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size \
-  "$here/../lib/ankra-cloud-ccm.js" "$@"
+export DENO_NO_PROMPT=1
+export MALLOC_ARENA_MAX="\${MALLOC_ARENA_MAX:-1}"
+exec "\$lib/deno" run $flags --cached-only --no-code-cache --no-config --no-prompt "\$lib/$name.js" "\$@"
 LAUNCHER
-  chmod +x "$root/bin/ankra-cloud-ccm"
-  tar -C dist -czf "$root.tar.gz" "$(basename "$root")"
-  echo "build: $root.tar.gz"
+}
+
+# reproducible_tar DIR ENTRY OUTPUT: ENTRY under DIR as a gzip'd tar with sorted entries, fixed mtimes, 0:0 owners.
+reproducible_tar() {
+  tar -C "$1" --sort=name --format=gnu --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
+    -cf - "$2" | gzip -n >"$3"
+}
+
+artifacts=()
+pids=()
+for name in ankra-cloud-ccm ankra-cloud-simulator; do
+  if [ "$name" = ankra-cloud-ccm ]; then flags="$ccm_flags"; else flags="$simulator_flags"; fi
+  for arch in amd64 arm64; do
+    base="$name-$version-linux-$arch"
+    root="$work/tree/$base"
+    mkdir -p "$root/bin" "$root/lib/$name/deno-dir"
+    cp "$work/npm-$arch/package/deno" "$root/lib/$name/deno"
+    cp "$work/$name.js" "$root/lib/$name/$name.js"
+    write_launcher "$name" "$flags" "$root/bin/$name"
+    find "$root" -type d -exec chmod 0755 {} +
+    find "$root" -type f -exec chmod 0644 {} +
+    chmod 0755 "$root/bin/$name" "$root/lib/$name/deno"
+    chmod 0555 "$root/lib/$name/deno-dir"
+    # Compressing is most of the time: the four tarballs at once.
+    reproducible_tar "$work/tree" "$base" "$out/$base.tar.gz" &
+    pids+=($!)
+    artifacts+=("$base.tar.gz")
+  done
 done
+for pid in "${pids[@]}"; do wait "$pid"; done
+for artifact in "${artifacts[@]}"; do
+  echo "build: $out/$artifact (bundle on the Deno $deno_version runtime from npm)"
+done
+
+# Single-file executables where Deno's download site is reachable (deno compile fetches its runtime per target).
+if $compile; then
+  compiled=()
+  for arch in amd64 arm64; do
+    executable="ankra-cloud-ccm-$version-linux-$arch"
+    log="$work/compile-$arch.log"
+    if NO_COLOR=1 timeout 600 deno compile $ccm_flags --no-code-cache --target "${compile_targets[$arch]}" \
+      --output "$out/$executable" "$work/ankra-cloud-ccm.js" >"$log" 2>&1; then
+      compiled+=("$executable")
+    else
+      (cd "$out" && rm -f "${compiled[@]}" "$executable")
+      compiled=()
+      # The line naming the download that failed, e.g. "1: error sending request for url (…/denort-….zip): …".
+      reason="$(grep -m1 'url (' "$log" | sed 's/^ *[0-9]*: //' | cut -c1-200 || true)"
+      echo "build: no single-file executables: deno compile cannot fetch its runtime here (${reason:-see deno compile}); the tarballs above are the release" >&2
+      break
+    fi
+  done
+  for executable in "${compiled[@]}"; do
+    artifacts+=("$executable")
+    echo "build: $out/$executable (deno compile)"
+  done
+else
+  echo "build: deno compile skipped (--no-compile)" >&2
+fi
+
+(cd "$out" && sha256sum -- "${artifacts[@]}" | sort -k2 >SHA256SUMS)
+echo "build: $out/SHA256SUMS ($version, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)"
