@@ -1,8 +1,10 @@
 /**
  * `ankra-cloud-ccm`: the Kubernetes cloud controller manager for Ankra Cloud.
  *
- * `ankra-cloud-ccm [flags]` runs the controller. (The local Ankra Cloud API simulator is a separate program,
- * `simulator/main.ts`; it is not part of this binary.)
+ * - `ankra-cloud-ccm [flags]` runs the controller (`--dry-run`: plan everything, write nothing).
+ * - `ankra-cloud-ccm doctor [flags]` checks the API, the token, the nodes, the network and RBAC before installing.
+ *
+ * (The local Ankra Cloud API simulator is a separate program, `simulator/main.ts`; it is not part of this binary.)
  *
  * Exit codes: 0 success, 1 failure at run time, 2 bad configuration or command line.
  *
@@ -12,6 +14,7 @@ import { ConfigError, resolveCommand } from "./lib/config.ts";
 import { configureLogging, error, redact, registerSecret } from "./lib/log.ts";
 import { runController } from "./lib/controller_manager.ts";
 import { buildControllers } from "./lib/controllers/controllers.ts";
+import { runDoctor } from "./lib/doctor/doctor.ts";
 
 /** Runs the command line `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
@@ -33,6 +36,9 @@ export async function main(args: string[]): Promise<number> {
     case "version":
       console.log(command.text);
       return 0;
+    case "doctor":
+      configureLogging({ verbosity: 0 });
+      return await runDoctor(command);
     case "run": {
       configureLogging({ verbosity: command.config.verbosity, format: command.config.loggingFormat });
       return await runController(command.config, buildControllers);

@@ -54,7 +54,7 @@ await nodes.synced;
 runs.push(
   view.run(stop.signal),
   new NodeController({
-    kube,
+    writes: { kube },
     nodes,
     view,
     events: new EventRecorder(kube, { component: "cloud-node-controller" }),
@@ -62,7 +62,7 @@ runs.push(
     workers: 1,
   }).run(stop.signal),
   new NodeLifecycleController({
-    kube,
+    writes: { kube },
     nodes,
     view,
     events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller" }),

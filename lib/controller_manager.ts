@@ -4,6 +4,13 @@
  * and runs the controllers — the writers — only while this replica leads. SIGTERM or SIGINT stops the writers,
  * releases the Lease, stops the watches and exits 0.
  *
+ * In a dry run (`--dry-run`) there is no Lease: the controllers run at once, and every write they would make goes to
+ * the {@linkcode DryRunReport} (log and `/metrics`) instead.
+ *
+ * `/readyz` fails while the Ankra Cloud API refuses the token (checked once at start on every replica, then on
+ * every answer). A serving problem (port in use, unreadable TLS files) ends the process with exit code 2 and one line
+ * naming the flag.
+ *
  * @module
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
@@ -16,7 +23,8 @@ import type { SlimNode, SlimService } from "./kube/slim.ts";
 import { nodeInformer, serviceInformer } from "./kube/cluster_informers.ts";
 import * as log from "./log.ts";
 import { whenAborted } from "./runtime/abort.ts";
-import { LeaderElector } from "./runtime/leader_election.ts";
+import { LeaderElector } from "./kube/leader_election.ts";
+import { DryRunReport } from "./runtime/dry_run.ts";
 import { MetricsRegistry } from "./runtime/metrics.ts";
 import { DelegatedAuthorizer } from "./server/delegated_authorizer.ts";
 import { type RunningHealthServer, startHealthServer } from "./server/health_server.ts";
@@ -36,6 +44,8 @@ export interface ControllerContext {
   services: Informer<V1Service, SlimService>;
   /** Metrics. */
   metrics: MetricsRegistry;
+  /** Set in a dry run: every write is described there instead of sent. */
+  dryRun?: DryRunReport;
 }
 
 /** A controller: runs until `signal` aborts (leadership lost or shutdown), then returns after cleaning up. */
@@ -46,7 +56,7 @@ export interface Controller {
   run(signal: AbortSignal): Promise<void>;
 }
 
-/** Builds the controllers selected by the configuration (filled in by the node and service issues). */
+/** Builds the controllers selected by the configuration. */
 export type ControllerFactory = (context: ControllerContext) => Controller[];
 
 /** Resolves where the API server is: `--kubeconfig`, else in-cluster; `--master` overrides the server. */
@@ -79,7 +89,72 @@ function waitForSignal(): { promise: Promise<string>; dispose: () => void } {
   };
 }
 
-/** Runs the controller process until a termination signal arrives; returns the exit code. */
+/** A problem serving `/healthz` and `/metrics` that the user fixes with a flag: one line, exit code 2. */
+export class ServingError extends Error {}
+
+/** Reads the serving certificate and key (`--tls-cert-file`, `--tls-private-key-file`), or makes one in memory. */
+async function servingCertificate(config: Config): Promise<{ cert: string; key: string }> {
+  if (!config.tlsCertFile) return await selfSignedServingCertificate(Deno.hostname());
+  const read = async (path: string, flag: string) => {
+    try {
+      const text = await Deno.readTextFile(path);
+      if (!text.includes("-----BEGIN ")) throw new ServingError(`${flag} ${path} holds no PEM data`);
+      return text;
+    } catch (cause) {
+      if (cause instanceof ServingError) throw cause;
+      const why = cause instanceof Deno.errors.NotFound ? "does not exist" : "cannot be read";
+      throw new ServingError(`${flag} ${path} ${why}: point it at the PEM file (or drop both TLS flags)`);
+    }
+  };
+  return {
+    cert: await read(config.tlsCertFile, "--tls-cert-file"),
+    key: await read(config.tlsPrivateKeyFile!, "--tls-private-key-file"),
+  };
+}
+
+/** Starts the HTTPS server, turning the errors a user causes with a flag into a {@linkcode ServingError}. */
+async function serve(
+  config: Config,
+  options: Omit<Parameters<typeof startHealthServer>[0], "hostname" | "port" | "tls">,
+) {
+  const tls = await servingCertificate(config);
+  try {
+    return await startHealthServer({ ...options, hostname: config.bindAddress, port: config.securePort, tls });
+  } catch (cause) {
+    const where = `${config.bindAddress}:${config.securePort}`;
+    if (cause instanceof Deno.errors.AddrInUse) {
+      throw new ServingError(
+        `--secure-port ${config.securePort}: the port is in use on ${where}; stop the other ` +
+          "process (an older controller?) or choose another port",
+      );
+    }
+    if (cause instanceof Deno.errors.AddrNotAvailable) {
+      throw new ServingError(
+        `--bind-address ${config.bindAddress} is not an address of this host: use 0.0.0.0, ` +
+          "127.0.0.1 or one of its own addresses",
+      );
+    }
+    if (cause instanceof Deno.errors.PermissionDenied) {
+      throw new ServingError(
+        `--secure-port ${config.securePort}: not allowed to listen on ${where} (ports below ` +
+          "1024 need a privilege): choose a port from 1024",
+      );
+    }
+    const message = cause instanceof Error ? cause.message : String(cause);
+    if (/certificate|private key|pem|tls/i.test(message)) {
+      throw new ServingError(
+        `--tls-cert-file/--tls-private-key-file: the certificate and key cannot be used ` +
+          `(${message.split("\n")[0]}): give a PEM certificate and its matching key`,
+      );
+    }
+    throw cause;
+  }
+}
+
+/**
+ * Runs the controller process until a termination signal arrives; returns the exit code (2 for a serving problem the
+ * user fixes with a flag).
+ */
 export async function runController(config: Config, controllers: ControllerFactory = () => []): Promise<number> {
   for (const remark of config.warnings) log.warn(remark);
   globalThis.addEventListener("unhandledrejection", (event) => {
@@ -94,6 +169,7 @@ export async function runController(config: Config, controllers: ControllerFacto
     log.error((cause as Error).message);
     return 1;
   }
+  const dryRun = config.dryRun ? new DryRunReport(metrics) : undefined;
   const kube = new KubeClient(connection, { qps: config.kubeApiQps, burst: config.kubeApiBurst, metrics });
   const cloud = new AnkraCloudClient(config.cloud, { metrics });
   const nodes = nodeInformer(kube, { metrics });
@@ -104,7 +180,9 @@ export async function runController(config: Config, controllers: ControllerFacto
     api: config.cloud.apiUrl,
     kubernetes: connection.server,
     controllers: config.controllers.join(","),
+    ...(dryRun ? { dryRun: true } : {}),
   });
+  if (dryRun) log.info(0, "dry run: nothing is written to Kubernetes or Ankra Cloud; planned writes are logged");
 
   const root = new AbortController();
   const signal = waitForSignal();
@@ -127,27 +205,48 @@ export async function runController(config: Config, controllers: ControllerFacto
     : undefined;
 
   let server: RunningHealthServer | undefined;
-  if (config.securePort > 0) {
-    const tls = config.tlsCertFile
-      ? { cert: await Deno.readTextFile(config.tlsCertFile), key: await Deno.readTextFile(config.tlsPrivateKeyFile!) }
-      : await selfSignedServingCertificate(Deno.hostname());
-    server = await startHealthServer({
-      hostname: config.bindAddress,
-      port: config.securePort,
-      tls,
-      metrics,
-      authorizer: config.metricsAuthorization === "delegated" ? new DelegatedAuthorizer(kube) : undefined,
-      readiness: () => {
-        const checks = [
-          `${nodes.hasSynced ? "[+]" : "[-]"}informer-sync-nodes ${nodes.hasSynced ? "ok" : "not synced yet"}`,
-          `${services.hasSynced ? "[+]" : "[-]"}informer-sync-services ${services.hasSynced ? "ok" : "not synced yet"}`,
-          `[+]leader-election ${!elector ? "disabled" : elector.isLeader ? "leading" : "standby"}`,
-        ];
-        return { ready: nodes.hasSynced && services.hasSynced, checks };
-      },
-    });
-    log.info(1, "serving health and metrics", { url: server.url });
+  try {
+    if (config.securePort > 0) {
+      server = await serve(config, {
+        metrics,
+        authorizer: config.metricsAuthorization === "delegated" ? new DelegatedAuthorizer(kube) : undefined,
+        readiness: () => {
+          const credentials = cloud.credentialProblem;
+          const checks = [
+            `${nodes.hasSynced ? "[+]" : "[-]"}informer-sync-nodes ${nodes.hasSynced ? "ok" : "not synced yet"}`,
+            `${services.hasSynced ? "[+]" : "[-]"}informer-sync-services ${
+              services.hasSynced ? "ok" : "not synced yet"
+            }`,
+            `${credentials ? "[-]" : "[+]"}ankra-cloud-credentials ${credentials ? credentials.message : "ok"}`,
+            `[+]leader-election ${
+              dryRun ? "dry run (no Lease)" : !elector ? "disabled" : elector.isLeader ? "leading" : "standby"
+            }`,
+          ];
+          return { ready: nodes.hasSynced && services.hasSynced && !credentials, checks };
+        },
+      });
+      log.info(1, "serving health and metrics", { url: server.url });
+    }
+  } catch (cause) {
+    signal.dispose();
+    kube.close();
+    cloud.close();
+    if (cause instanceof ServingError) {
+      log.error(cause.message);
+      return 2;
+    }
+    throw cause;
   }
+
+  // Every replica checks once that the API takes the token, so a standby with a bad token is not ready either.
+  cloud.listZones(root.signal).then(
+    () => log.info(1, "the Ankra Cloud API accepts the token"),
+    (cause) => {
+      if (!root.signal.aborted && !cloud.credentialProblem) {
+        log.warn("could not reach the Ankra Cloud API at start; the controllers retry", { error: cause });
+      }
+    },
+  );
 
   const informers = [nodes.run(root.signal), services.run(root.signal)];
   const syncStarted = performance.now();
@@ -163,7 +262,7 @@ export async function runController(config: Config, controllers: ControllerFacto
       rssMiB: Number((Deno.memoryUsage().rss / 1048576).toFixed(1)),
     });
   });
-  const context: ControllerContext = { config, kube, cloud, nodes, services, metrics };
+  const context: ControllerContext = { config, kube, cloud, nodes, services, metrics, dryRun };
   const lead = async (leadSignal: AbortSignal) => {
     await Promise.race([Promise.all([nodes.synced, services.synced]), whenAborted(leadSignal)]);
     if (leadSignal.aborted) return;

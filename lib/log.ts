@@ -56,11 +56,6 @@ export function configureLogging(options: { verbosity?: number; format?: LogForm
   if (options.sink !== undefined) sink = options.sink;
 }
 
-/** Restores the default sink (stdout/stderr); for tests that captured output. */
-export function resetLogSink(): void {
-  sink = defaultSink;
-}
-
 /** True when messages at `level` are printed with the current verbosity. */
 export function logEnabled(level: number): boolean {
   return level <= verbosity;

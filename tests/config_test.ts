@@ -33,7 +33,7 @@ function refused(args: string[], env: Record<string, string | undefined>, files:
   assert.fail("the configuration was accepted");
 }
 
-Deno.test("defaults match the Go controller and its chart", () => {
+Deno.test("defaults match the Go controller and its chart, except the documented throughput settings", () => {
   const config = run([]);
   assert.equal(config.cloudProvider, "ankracloud");
   assert.equal(config.clusterName, "kubernetes");
@@ -50,8 +50,13 @@ Deno.test("defaults match the Go controller and its chart", () => {
   assert.deepEqual(config.controllers, ["cloud-node", "cloud-node-lifecycle", "service"]);
   assert.equal(config.nodeStatusUpdateFrequencyMs, 300_000);
   assert.equal(config.nodeMonitorPeriodMs, 5_000);
-  assert.equal(config.kubeApiQps, 20);
-  assert.equal(config.kubeApiBurst, 30);
+  // Deliberate differences (docs/upstream_flags.md): bursts are served side by side.
+  assert.equal(config.kubeApiQps, 50);
+  assert.equal(config.kubeApiBurst, 100);
+  assert.equal(config.concurrentServiceSyncs, 10);
+  assert.equal(config.concurrentNodeSyncs, 4);
+  assert.equal(config.cloud.maxRequestsPerMinute, undefined, "the API's own limit is followed; no fixed pace");
+  assert.equal(config.dryRun, false);
   assert.equal(config.cloud.apiUrl, "https://cloud.ankra.app");
   assert.equal(config.cloud.loadBalancerHighAvailability, "auto");
   assert.equal(config.cloud.token, TOKEN);
@@ -251,4 +256,80 @@ Deno.test("a token pasted into another setting is redacted from the error naming
   const message = refused([], { ANKRA_CLOUD_TOKEN: TOKEN, ANKRA_CLOUD_NETWORK_ID: `${TOKEN} ` + "x".repeat(200) });
   assert.ok(!message.includes(TOKEN), message);
   assert.match(message, /ANKRA_CLOUD_NETWORK_ID/);
+});
+
+Deno.test("upstream cloud-controller-manager flags from Go-chart extraArgs are accepted, each with one warning", () => {
+  const config = run([
+    "--profiling=false",
+    "--webhook-secure-port=0",
+    "--feature-gates=CloudControllerManagerWatchBasedRoutesReconciliation=true",
+    "--authentication-skip-lookup",
+    "--cert-dir=/var/run/ccm",
+    "--min-resync-period=12h",
+    "--leader-elect-resource-lock=leases",
+    "--kube-api-content-type=application/vnd.kubernetes.protobuf",
+    "--route-reconciliation-period=30s",
+    "--cluster-cidr=10.42.0.0/16",
+    "--concurrent-node-status-updates=2",
+    "--node-sync-period=1m",
+    "--contention-profiling=true",
+  ]);
+  // Values that are what this controller does anyway pass silently.
+  assert.ok(!config.warnings.some((w) => /--profiling|--webhook-secure-port|--leader-elect-resource-lock/.test(w)));
+  for (
+    const flag of ["--feature-gates", "--cert-dir", "--min-resync-period", "--kube-api-content-type", "--cluster-cidr"]
+  ) {
+    const warning = config.warnings.find((w) => w.startsWith(flag));
+    assert.ok(warning, `a warning for ${flag}`);
+    assert.match(warning, /accepted for compatibility and changes nothing/);
+  }
+});
+
+Deno.test("upstream flags whose meaning cannot be honoured are refused with one line naming them", () => {
+  assert.match(
+    refused(["--leader-elect-resource-lock=endpoints"], { ANKRA_CLOUD_TOKEN: TOKEN }),
+    /^--leader-elect-resource-lock=endpoints cannot be honoured: /,
+  );
+  assert.match(
+    refused(["--client-ca-file=/etc/kubernetes/pki/ca.crt"], { ANKRA_CLOUD_TOKEN: TOKEN }),
+    /^--client-ca-file=\/etc\/kubernetes\/pki\/ca.crt cannot be honoured: /,
+  );
+  assert.match(refused(["--profiling=maybe"], { ANKRA_CLOUD_TOKEN: TOKEN }), /--profiling must be true or false/);
+});
+
+Deno.test("the upstream command's spellings: -h, -v=N, -v N, underscores in names", () => {
+  assert.equal(resolveCommand(["-h"], { env: {} }).kind, "help");
+  assert.equal(run(["-v=5"]).verbosity, 5);
+  assert.equal(run(["-v", "6"]).verbosity, 6);
+  assert.equal(run(["--leader_elect=false"]).leaderElect, false);
+  assert.equal(run(["--kube-api-qps=12.5"]).kubeApiQps, 12.5);
+});
+
+Deno.test("--version=raw adds the runtime and platform; --version=false runs the controller", () => {
+  const raw = resolveCommand(["--version=raw"], { env: {} });
+  assert.equal(raw.kind, "version");
+  assert.match((raw as { text: string }).text, new RegExp(`^ankra-cloud-ccm ${VERSION}\n  runtime: deno `));
+  assert.equal(resolveCommand(["--version=false"], { env: { ANKRA_CLOUD_TOKEN: TOKEN } }).kind, "run");
+  assert.match(refused(["--version=v1.2.3"], {}), /--version must be true, false or raw/);
+});
+
+Deno.test("--dry-run takes no Lease", () => {
+  const config = run(["--dry-run"]);
+  assert.equal(config.dryRun, true);
+  assert.equal(config.leaderElect, false);
+  assert.ok(run(["--dry-run", "--leader-elect=true"]).warnings.some((w) => /--dry-run takes no Lease/.test(w)));
+});
+
+Deno.test("doctor takes the controller's settings and --output; a bad setting is its first finding, not an exit", () => {
+  const ok = resolveCommand(["doctor", "--output=json", "--cluster-name=blue"], { env: { ANKRA_CLOUD_TOKEN: TOKEN } });
+  assert.equal(ok.kind, "doctor");
+  assert.equal((ok as { output: string }).output, "json");
+  assert.equal((ok as { config: Config }).config.clusterName, "blue");
+  const missing = resolveCommand(["doctor"], { env: {} }) as { problem?: string };
+  assert.match(missing.problem!, /ANKRA_CLOUD_TOKEN is not set/);
+  assert.throws(() => resolveCommand(["doctor", "--output=yaml"], { env: {} }), /--output must be text or json/);
+});
+
+Deno.test("a bad --bind-address is refused by name", () => {
+  assert.match(refused(["--bind-address=localhost:80"], { ANKRA_CLOUD_TOKEN: TOKEN }), /--bind-address must be an IP/);
 });

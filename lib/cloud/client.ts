@@ -1,15 +1,17 @@
 /**
  * The Ankra Cloud API client: one small verb per operation, every answer validated, lists read across all pages.
- * All requests go through one {@linkcode CloudTransport} (budget, retries, timeouts, metrics).
+ * List items are decoded one by one: an item of the wrong shape is left out and reported (a warning naming it, a
+ * metric, and the `skipped` part of the answer), so it costs that item only. All requests go through one
+ * {@linkcode CloudTransport} (budget, retries, timeouts, metrics).
  *
  * @module
  */
 import * as v from "valibot";
+import * as log from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
-import type { CloudConfig } from "../config.ts";
 import { CloudApiError } from "./errors.ts";
-import { RequestBudget } from "../runtime/request_budget.ts";
-import { type CallSpec, CloudTransport, type RetryPolicy } from "./transport.ts";
+import { CloudRequestBudget } from "./request_budget.ts";
+import { type CallSpec, CloudTransport, type CredentialProblem, type RetryPolicy } from "./transport.ts";
 import {
   type Backend,
   type Edge,
@@ -17,6 +19,8 @@ import {
   type Frontend,
   type HealthCheck,
   type Interface,
+  LIST_ITEM_SCHEMAS,
+  ListPageSchema,
   type LoadBalancer,
   type Member,
   type Network,
@@ -127,20 +131,20 @@ export interface UpdateEdgeInput {
   members?: EdgeMemberInput[];
 }
 
-/** Body of `create_edge`. */
-export interface CreateEdgeInput {
-  /** Network. */
-  network_id: string;
-  /** Name. */
-  name?: string;
-  /** Roles. */
-  roles: string[];
-  /** Placement. */
-  placement?: "separate" | "combined";
-  /** Plan. */
-  plan?: string;
-  /** Members. */
-  members?: EdgeMemberInput[];
+/** Where the API is and how to reach it. */
+export interface ClientConfig {
+  /** API token (never logged). */
+  token: string;
+  /** Base URL of the API, without a trailing slash. */
+  apiUrl: string;
+  /** PEM text of extra certificate authorities trusted besides the system roots. */
+  caBundle?: string;
+  /** Optional upper bound on requests per minute (the API's own limit is followed in any case). */
+  maxRequestsPerMinute?: number;
+  /** Burst of the upper bound. */
+  requestBurst?: number;
+  /** Timeout of one HTTP request, in milliseconds (default 30 s). */
+  requestTimeoutMs?: number;
 }
 
 /** Options of {@linkcode AnkraCloudClient}. */
@@ -150,7 +154,25 @@ export interface ClientOptions {
   /** Retry limits. */
   retry?: Partial<RetryPolicy>;
   /** A budget to share; a new one from the configuration otherwise. */
-  budget?: RequestBudget;
+  budget?: CloudRequestBudget;
+}
+
+/** A list item left out because it did not have the expected shape. */
+export interface SkippedItem {
+  /** Its `id`, when that much could be read. */
+  id?: string;
+  /** Its position in the whole list. */
+  index: number;
+  /** What was wrong: the field and the rule. */
+  problem: string;
+}
+
+/** A complete list: the items, and those left out because of their shape. */
+export interface Listed<T> {
+  /** Items that decoded. */
+  items: T[];
+  /** Items left out. */
+  skipped: SkippedItem[];
 }
 
 function id(value: string): string {
@@ -168,16 +190,18 @@ function hasLabels(item: { labels?: Record<string, string> | null }, labels: Rec
 /** The Ankra Cloud API client. */
 export class AnkraCloudClient {
   readonly #transport: CloudTransport;
+  readonly #invalidItems?: ReturnType<MetricsRegistry["counter"]>;
 
-  /** Creates a client from the cloud part of the configuration. */
-  constructor(
-    config: Pick<CloudConfig, "token" | "apiUrl" | "caBundle"> & Partial<CloudConfig>,
-    options: ClientOptions = {},
-  ) {
-    const budget = options.budget ?? new RequestBudget({
-      requestsPerMinute: config.requestsPerMinute ?? 300,
-      burst: config.requestBurst ?? 20,
+  /** Creates a client. */
+  constructor(config: ClientConfig, options: ClientOptions = {}) {
+    const budget = options.budget ?? new CloudRequestBudget({
+      maxRequestsPerMinute: config.maxRequestsPerMinute,
+      burst: config.requestBurst,
     });
+    this.#invalidItems = options.metrics?.counter(
+      "ankra_cloud_invalid_list_items_total",
+      "List items left out because they did not have the expected shape, by operation.",
+    );
     this.#transport = new CloudTransport({
       apiUrl: config.apiUrl,
       token: config.token,
@@ -189,8 +213,13 @@ export class AnkraCloudClient {
     });
   }
 
+  /** Why the API refuses the token, while it does; undefined otherwise. */
+  get credentialProblem(): CredentialProblem | undefined {
+    return this.#transport.credentialProblem;
+  }
+
   /** The shared request budget. */
-  get budget(): RequestBudget {
+  get budget(): CloudRequestBudget {
     return this.#transport.budget;
   }
 
@@ -203,13 +232,17 @@ export class AnkraCloudClient {
     return this.#transport.call(spec);
   }
 
-  async #listAll<T>(
-    operation: "list_servers" | "list_load_balancers" | "list_networks" | "list_edges",
+  async #listAll<K extends keyof typeof LIST_ITEM_SCHEMAS>(
+    operation: K,
     path: string,
     query: [string, string][],
     signal?: AbortSignal,
-  ): Promise<T[]> {
-    const items: T[] = [];
+    priority?: "high" | "normal",
+  ): Promise<Listed<v.InferOutput<(typeof LIST_ITEM_SCHEMAS)[K]>>> {
+    type T = v.InferOutput<(typeof LIST_ITEM_SCHEMAS)[K]>;
+    const schema = LIST_ITEM_SCHEMAS[operation] as v.GenericSchema;
+    const listed: Listed<T> = { items: [], skipped: [] };
+    let index = 0;
     let cursor: string | null = null;
     for (let page = 0; page < MAX_PAGES; page++) {
       const pageQuery: [string, string][] = [...query, ["limit", String(PAGE_LIMIT)]];
@@ -219,17 +252,36 @@ export class AnkraCloudClient {
         method: "GET",
         path,
         query: pageQuery,
-        schema: RESPONSE_SCHEMAS[operation] as v.GenericSchema,
+        schema: ListPageSchema,
         signal,
-      }) as { items: T[]; next_cursor: string | null };
-      items.push(...answer.items);
-      if (!answer.next_cursor || answer.next_cursor === cursor) return items;
+        priority,
+      });
+      for (const raw of answer.items) {
+        const parsed = v.safeParse(schema, raw);
+        if (parsed.success) listed.items.push(parsed.output as T);
+        else listed.skipped.push(this.#skip(operation, raw, index, parsed.issues[0]));
+        index++;
+      }
+      if (!answer.next_cursor || answer.next_cursor === cursor) return listed;
       cursor = answer.next_cursor;
     }
     throw new CloudApiError("invalid_answer", {
       operation,
       cause: `more than ${MAX_PAGES} pages: the cursor never ends`,
     });
+  }
+
+  #skip(operation: string, raw: unknown, index: number, issue: v.BaseIssue<unknown>): SkippedItem {
+    const rawId = (raw as { id?: unknown } | null)?.id;
+    const id = typeof rawId === "string" ? rawId : undefined;
+    const problem = `field ${v.getDotPath(issue) ?? "(item)"}: ${issue.message}`;
+    this.#invalidItems?.inc({ operation });
+    log.warn("a list item from the Ankra Cloud API has the wrong shape; it is left out, the rest is used", {
+      operation,
+      item: id ?? `#${index}`,
+      problem,
+    });
+    return { id, index, problem };
   }
 
   // --- servers ---------------------------------------------------------------------------------------------------
@@ -250,13 +302,19 @@ export class AnkraCloudClient {
    * `list_servers`: every server across all pages, optionally filtered by exact `hostname` and by labels. The
    * filters are also applied here, so an API that ignores them cannot return a wrong match.
    */
-  async listServers(filter: { hostname?: string; labels?: Record<string, string> } = {}, signal?: AbortSignal) {
+  async listServers(
+    filter: { hostname?: string; labels?: Record<string, string> } = {},
+    signal?: AbortSignal,
+  ): Promise<Listed<Server>> {
     const query = labelQuery(filter.labels);
     if (filter.hostname !== undefined) query.push(["hostname", filter.hostname]);
-    const servers = await this.#listAll<Server>("list_servers", "/v1/servers", query, signal);
-    return servers.filter((s) =>
-      (filter.hostname === undefined || s.hostname === filter.hostname) && hasLabels(s, filter.labels)
-    );
+    const listed = await this.#listAll("list_servers", "/v1/servers", query, signal);
+    return {
+      items: listed.items.filter((s) =>
+        (filter.hostname === undefined || s.hostname === filter.hostname) && hasLabels(s, filter.labels)
+      ),
+      skipped: listed.skipped,
+    };
   }
 
   /** `list_server_interfaces`: the server's private network legs in device order. */
@@ -297,8 +355,8 @@ export class AnkraCloudClient {
   }
 
   /** `list_networks`: every private network across all pages. */
-  listNetworks(signal?: AbortSignal): Promise<Network[]> {
-    return this.#listAll<Network>("list_networks", "/v1/networks", [], signal);
+  listNetworks(signal?: AbortSignal): Promise<Listed<Network>> {
+    return this.#listAll("list_networks", "/v1/networks", [], signal);
   }
 
   /** `get_network`: one network with its members. */
@@ -319,24 +377,34 @@ export class AnkraCloudClient {
    * `list_load_balancers`: every load balancer across all pages (summaries without frontends and backends),
    * filtered by labels with the API's `label` query and again here.
    */
-  async listLoadBalancers(filter: { labels?: Record<string, string> } = {}, signal?: AbortSignal) {
-    const all = await this.#listAll<LoadBalancer>(
+  async listLoadBalancers(
+    filter: { labels?: Record<string, string> } = {},
+    signal?: AbortSignal,
+    options: { priority?: "high" | "normal" } = {},
+  ): Promise<Listed<LoadBalancer>> {
+    const listed = await this.#listAll(
       "list_load_balancers",
       "/v1/load-balancers",
       labelQuery(filter.labels),
       signal,
+      options.priority,
     );
-    return all.filter((lb) => hasLabels(lb, filter.labels));
+    return { items: listed.items.filter((lb) => hasLabels(lb, filter.labels)), skipped: listed.skipped };
   }
 
   /** `get_load_balancer`: the full document with frontends, backends and members. */
-  async getLoadBalancer(loadBalancerId: string, signal?: AbortSignal): Promise<LoadBalancer> {
+  async getLoadBalancer(
+    loadBalancerId: string,
+    signal?: AbortSignal,
+    options: { priority?: "high" | "normal" } = {},
+  ): Promise<LoadBalancer> {
     const answer = await this.#call({
       operation: "get_load_balancer",
       method: "GET",
       path: `/v1/load-balancers/${id(loadBalancerId)}`,
       schema: RESPONSE_SCHEMAS.get_load_balancer,
       signal,
+      priority: options.priority,
     });
     return answer.load_balancer;
   }
@@ -478,8 +546,8 @@ export class AnkraCloudClient {
   // --- edges -----------------------------------------------------------------------------------------------------
 
   /** `list_edges`: every edge (without machines and members). */
-  listEdges(signal?: AbortSignal): Promise<Edge[]> {
-    return this.#listAll<Edge>("list_edges", "/v1/edges", [], signal);
+  listEdges(signal?: AbortSignal): Promise<Listed<Edge>> {
+    return this.#listAll("list_edges", "/v1/edges", [], signal);
   }
 
   /** `get_edge`: the edge with machines, addresses and members. */
@@ -511,32 +579,6 @@ export class AnkraCloudClient {
     return { edge: answer.edge, operation: answer.operation };
   }
 
-  /** `create_edge` (idempotent, billable; used for seeding and demos). */
-  async createEdge(input: CreateEdgeInput, signal?: AbortSignal): Promise<{ edge: Edge; operation: Operation }> {
-    const answer = await this.#call({
-      operation: "create_edge",
-      method: "POST",
-      path: "/v1/edges",
-      body: input,
-      idempotent: true,
-      schema: RESPONSE_SCHEMAS.create_edge,
-      signal,
-    });
-    return { edge: answer.edge, operation: answer.operation };
-  }
-
-  /** `delete_edge`. */
-  async deleteEdge(edgeId: string, signal?: AbortSignal): Promise<Operation> {
-    const answer = await this.#call({
-      operation: "delete_edge",
-      method: "DELETE",
-      path: `/v1/edges/${id(edgeId)}`,
-      schema: RESPONSE_SCHEMAS.delete_edge,
-      signal,
-    });
-    return answer.operation;
-  }
-
   /** `get_operation`. */
   async getOperation(operationId: string, signal?: AbortSignal): Promise<Operation> {
     const answer = await this.#call({
@@ -550,4 +592,17 @@ export class AnkraCloudClient {
   }
 }
 
-export type { Backend, Edge, EdgeMember, Frontend, Interface, LoadBalancer, Member, Network, Operation, Server, Zone };
+export type {
+  Backend,
+  Edge,
+  EdgeMember,
+  Frontend,
+  Interface,
+  LoadBalancer,
+  Member,
+  Network,
+  Operation,
+  Server,
+  Zone,
+  ZoneCapabilities,
+};

@@ -39,9 +39,6 @@ export const OperationSchema = v.looseObject({
 /** An asynchronous operation. */
 export type Operation = v.InferOutput<typeof OperationSchema>;
 
-/** Server `state` values. */
-export const SERVER_STATES = ["creating", "starting", "started", "stopping", "stopped", "deleting", "error"] as const;
-
 /** `Server`. */
 export const ServerSchema = v.looseObject({
   id: v.string(),
@@ -172,9 +169,6 @@ export const FrontendSchema = v.looseObject({
 /** A load balancer frontend. */
 export type Frontend = v.InferOutput<typeof FrontendSchema>;
 
-/** Load balancer `state` values. */
-export const LOAD_BALANCER_STATES = ["creating", "running", "error", "deleting"] as const;
-
 function isIpv4(text: string): boolean {
   return /^\d{1,3}(\.\d{1,3}){3}$/.test(text);
 }
@@ -288,6 +282,20 @@ export function listSchema<T extends v.GenericSchema>(item: T) {
 export function envelopeSchema<K extends string, T extends v.GenericSchema>(key: K, schema: T) {
   return v.looseObject({ [key]: schema } as { [P in K]: T });
 }
+
+/** A list page whose items are decoded one by one (a bad item costs that item only). */
+export const ListPageSchema = v.looseObject({
+  items: v.array(v.unknown()),
+  next_cursor: v.optional(nullableString, null),
+});
+
+/** The item schema of every paginated list the client reads. */
+export const LIST_ITEM_SCHEMAS = {
+  list_servers: ServerSchema,
+  list_load_balancers: LoadBalancerSchema,
+  list_networks: NetworkSchema,
+  list_edges: EdgeSchema,
+} as const;
 
 /** Response schemas by operation, used by the client and by the simulator's contract tests. */
 export const RESPONSE_SCHEMAS = {

@@ -1,8 +1,8 @@
 /**
  * The single way requests reach the Ankra Cloud API: authentication, `User-Agent`, per-request timeout, TLS with the
- * system roots plus an optional CA bundle, the shared {@linkcode RequestBudget}, bounded retries with jittered
+ * system roots plus an optional CA bundle, the shared {@linkcode CloudRequestBudget}, bounded retries with jittered
  * exponential backoff that honour `Retry-After`, `Idempotency-Key` reuse across the retries of a create, answer
- * validation with valibot, and request metrics.
+ * validation with valibot (list answers item by item: a bad item costs that item only), and request metrics.
  *
  * Retried: reads and idempotent writes (GET, PUT, PATCH, DELETE) and keyed creates, on 429, 5xx (except 501),
  * timeouts and network errors; every method on 429 (the request was not processed). Never retried: other 4xx.
@@ -11,12 +11,14 @@
  */
 import * as v from "valibot";
 import { USER_AGENT } from "../version.ts";
+import * as log from "../log.ts";
 import { redact, registerSecret } from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
 import { ProblemSchema } from "./schemas.ts";
-import { RequestBudget } from "../runtime/request_budget.ts";
+import type { CloudRequestBudget } from "./request_budget.ts";
 import { abortableSleep } from "../runtime/abort.ts";
+import { systemCaCertificates } from "../tls.ts";
 
 /** Retry limits. */
 export interface RetryPolicy {
@@ -49,7 +51,7 @@ export interface TransportOptions {
   /** Per-request timeout, milliseconds (default 30 s). */
   timeoutMs?: number;
   /** The process-wide request budget. */
-  budget: RequestBudget;
+  budget: CloudRequestBudget;
   /** Retry limits (default {@linkcode DEFAULT_RETRY_POLICY}). */
   retry?: Partial<RetryPolicy>;
   /** Registry receiving the request metrics. */
@@ -78,26 +80,12 @@ export interface CallSpec<S extends v.GenericSchema | undefined> {
   schema: S;
   /** Caller's abort signal. */
   signal?: AbortSignal;
+  /** High-priority calls go before others waiting for the budget. */
+  priority?: "high" | "normal";
 }
 
 /** What {@linkcode CloudTransport.call} returns. */
 export type CallResult<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
-
-const SYSTEM_CA_FILES = [
-  "/etc/ssl/certs/ca-certificates.crt",
-  "/etc/pki/tls/certs/ca-bundle.crt",
-  "/etc/ssl/cert.pem",
-];
-
-/** PEM certificates of the operating system's trust store, when one is found. */
-export function systemCaCertificates(): string[] {
-  for (const file of SYSTEM_CA_FILES) {
-    try {
-      return [Deno.readTextFileSync(file)];
-    } catch { /* try the next */ }
-  }
-  return [];
-}
 
 function headerNumber(headers: Headers, name: string): number | undefined {
   const value = headers.get(name);
@@ -119,6 +107,16 @@ function fieldPath(issue: v.BaseIssue<unknown>): string {
   return v.getDotPath(issue) ?? "(document)";
 }
 
+/** Why the API refuses the token, as last seen; undefined while it is accepted. */
+export interface CredentialProblem {
+  /** 401 (invalid or expired) or 403 (lacks permission). */
+  status: 401 | 403;
+  /** The operation that was refused. */
+  operation: string;
+  /** One line for logs and `/readyz`: what is wrong and what to do. */
+  message: string;
+}
+
 /** Sends requests to the Ankra Cloud API. */
 export class CloudTransport {
   readonly #options: TransportOptions;
@@ -126,6 +124,10 @@ export class CloudTransport {
   readonly #client: Deno.HttpClient;
   readonly #random: () => number;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** 401 on any call, cleared by any success. */
+  #unauthorized?: CredentialProblem;
+  /** 403 on a write, cleared by a successful write. */
+  #forbidden?: CredentialProblem;
   readonly #metrics?: {
     requests: ReturnType<MetricsRegistry["counter"]>;
     retries: ReturnType<MetricsRegistry["counter"]>;
@@ -157,11 +159,47 @@ export class CloudTransport {
         ),
         remaining: m.gauge("ankra_cloud_rate_limit_remaining", "The API's last X-RateLimit-Remaining."),
       };
+      m.gauge(
+        "ankra_cloud_credentials_accepted",
+        "1 while the API accepts the token for what the controller does; 0 after a 401, or a 403 on a write.",
+        () => (this.credentialProblem ? 0 : 1),
+      );
     }
   }
 
+  /** Why the API refuses the token, while it does (a 401, or a 403 on a write); undefined otherwise. */
+  get credentialProblem(): CredentialProblem | undefined {
+    return this.#unauthorized ?? this.#forbidden;
+  }
+
+  #observeCredentials(spec: CallSpec<v.GenericSchema | undefined>, status: number): void {
+    const before = this.credentialProblem?.message;
+    const write = spec.method !== "GET";
+    if (status >= 200 && status < 300) {
+      this.#unauthorized = undefined;
+      if (write) this.#forbidden = undefined;
+    } else if (status === 401) {
+      this.#unauthorized = {
+        status,
+        operation: spec.operation,
+        message: `the Ankra Cloud API refuses the token as invalid or expired (HTTP 401 on ${spec.operation}): ` +
+          "create a token with operate permission and put it in the Secret (or ANKRA_CLOUD_TOKEN)",
+      };
+    } else if (status === 403 && write) {
+      this.#forbidden = {
+        status,
+        operation: spec.operation,
+        message: `the Ankra Cloud API refuses a change with this token (HTTP 403 on ${spec.operation}): the token ` +
+          "needs operate permission (a read-only token cannot manage load balancers)",
+      };
+    }
+    const after = this.credentialProblem?.message;
+    if (after && after !== before) log.error(after);
+    else if (before && !after) log.info(0, "the Ankra Cloud API accepts the token again");
+  }
+
   /** The shared request budget. */
-  get budget(): RequestBudget {
+  get budget(): CloudRequestBudget {
     return this.#options.budget;
   }
 
@@ -213,8 +251,19 @@ export class CloudTransport {
     spec: CallSpec<S>,
     idempotencyKey: string | undefined,
   ): Promise<CallResult<S>> {
+    const release = await this.#options.budget.acquire(spec.signal, { priority: spec.priority });
+    try {
+      return await this.#send(spec, idempotencyKey);
+    } finally {
+      release();
+    }
+  }
+
+  async #send<S extends v.GenericSchema | undefined>(
+    spec: CallSpec<S>,
+    idempotencyKey: string | undefined,
+  ): Promise<CallResult<S>> {
     const { operation } = spec;
-    await this.#options.budget.acquire(spec.signal);
     const url = new URL(this.#options.apiUrl + spec.path);
     for (const [key, value] of spec.query ?? []) url.searchParams.append(key, value);
     const headers: Record<string, string> = {
@@ -249,6 +298,7 @@ export class CloudTransport {
     }
     this.#record(operation, String(response.status), started);
     this.#observeRateLimit(response.headers);
+    this.#observeCredentials(spec, response.status);
     const status = response.status;
     if (status >= 200 && status < 300) return this.#decode(spec, status, text);
     let problem: v.InferOutput<typeof ProblemSchema> | undefined;

@@ -6,7 +6,9 @@
  * NotReady nodes.
  *
  * A server counts as gone only with proof: absent from two consecutive complete lists taken at least
- * `confirmAfterMs` apart. Failed or partial lists prove nothing — the view keeps what it knew.
+ * `confirmAfterMs` apart. Failed or partial lists prove nothing — the view keeps what it knew. A server whose list
+ * item had the wrong shape is not absent: the view keeps what it knew of it, and an item without a readable id makes
+ * that list prove nothing.
  *
  * @module
  */
@@ -24,6 +26,9 @@ export interface CloudViewOptions {
   /** Least time between the two lists that prove a server gone (default 10 s). */
   confirmAfterMs?: number;
 }
+
+/** Above this many servers without interfaces, they are read from the networks in bulk. */
+const BULK_INTERFACES_FROM = 10;
 
 /** What the view knows of one server. */
 interface Known {
@@ -51,6 +56,7 @@ export class CloudView {
   /** When each never-listed server id was last asked about. */
   #checkedUnknown = new Map<string, number>();
   #listing?: Promise<boolean>;
+  readonly #fetchingInterfaces = new Map<string, Promise<Interface[]>>();
   #synced = false;
   readonly #listeners: (() => void)[] = [];
 
@@ -102,8 +108,13 @@ export class CloudView {
   async #list(): Promise<boolean> {
     const started = performance.now();
     let servers: Server[];
+    let unreadable: Set<string>;
+    let provesAbsence: boolean;
     try {
-      servers = await this.#cloud.listServers();
+      const listed = await this.#cloud.listServers();
+      servers = listed.items;
+      unreadable = new Set(listed.skipped.flatMap((item) => (item.id ? [item.id] : [])));
+      provesAbsence = listed.skipped.every((item) => item.id !== undefined);
     } catch (cause) {
       log.warn("listing servers failed; keeping the last view", { error: cause });
       return false;
@@ -111,7 +122,6 @@ export class CloudView {
       this.#lastList = performance.now();
     }
     const next = new Map<string, Known>();
-    const byHostname = new Map<string, string[]>();
     for (const server of servers) {
       const previous = this.#servers.get(server.id);
       const sameVersion = previous && previous.server.updated_at === server.updated_at;
@@ -120,22 +130,28 @@ export class CloudView {
         interfaces: sameVersion ? previous.interfaces : undefined,
         interfacesVersion: sameVersion ? previous.interfacesVersion : undefined,
       });
-      const ids = byHostname.get(server.hostname) ?? [];
-      ids.push(server.id);
-      byHostname.set(server.hostname, ids);
       this.#missing.delete(server.id);
       this.#gone.delete(server.id);
     }
+    // Listed, but not readable this time: what was known of it stays.
+    for (const id of unreadable) {
+      const previous = this.#servers.get(id);
+      if (previous && !next.has(id)) next.set(id, previous);
+    }
+    const byHostname = new Map<string, string[]>();
+    for (const [id, { server }] of next) {
+      byHostname.set(server.hostname, [...(byHostname.get(server.hostname) ?? []), id]);
+    }
     let confirmSoon = false;
-    for (const id of this.#servers.keys()) {
+    for (const id of provesAbsence ? this.#servers.keys() : []) {
       if (!next.has(id) && !this.#missing.has(id)) {
         this.#missing.set(id, started);
         confirmSoon = true;
       }
     }
     // Missing from an earlier complete list and still missing from this one, some time later: gone.
-    for (const [id, since] of this.#missing) {
-      if (started - since >= this.#options.confirmAfterMs) this.#gone.add(id);
+    for (const [id, since] of provesAbsence ? this.#missing : []) {
+      if (!next.has(id) && started - since >= this.#options.confirmAfterMs) this.#gone.add(id);
     }
     this.#servers = next;
     this.#byHostname = byHostname;
@@ -165,16 +181,83 @@ export class CloudView {
     }
   }
 
-  /** The server's interfaces, fetched when new or changed. */
-  async interfaces(id: string): Promise<Interface[]> {
+  /** The server's interfaces, fetched when new or changed (callers asking at the same time share one request). */
+  interfaces(id: string): Promise<Interface[]> {
     const known = this.#servers.get(id);
-    if (known?.interfaces) return known.interfaces;
-    const interfaces = await this.#cloud.listServerInterfaces(id);
-    if (known) {
-      known.interfaces = interfaces;
+    if (known?.interfaces) return Promise.resolve(known.interfaces);
+    const pending = this.#fetchingInterfaces.get(id);
+    if (pending) return pending;
+    const fetching = this.#cloud.listServerInterfaces(id).then((interfaces) => {
+      const current = this.#servers.get(id);
+      if (current) {
+        current.interfaces = interfaces;
+        current.interfacesVersion = current.server.updated_at;
+      }
+      return interfaces;
+    }).finally(() => this.#fetchingInterfaces.delete(id));
+    this.#fetchingInterfaces.set(id, fetching);
+    return fetching;
+  }
+
+  /**
+   * Reads the interfaces of `ids` ahead of the nodes' own passes — for a burst of joining nodes. A few are read one
+   * by one (side by side); many at once come from the networks instead: one `list_networks` and one `get_network`
+   * per network hold every server's legs, so a thousand joining nodes cost a handful of calls, not a thousand.
+   * Failures are left to the node's own pass.
+   */
+  async prefetchInterfaces(ids: string[], concurrency = 8): Promise<void> {
+    const queue = ids.filter((id) => this.#servers.has(id) && !this.#servers.get(id)!.interfaces);
+    if (queue.length > BULK_INTERFACES_FROM) {
+      if (await this.#interfacesFromNetworks().catch(() => false)) return;
+    }
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) await this.interfaces(id).catch(() => {});
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+  }
+
+  /** Fills every known server's interfaces from the networks' member lists; true when every network was read. */
+  async #interfacesFromNetworks(): Promise<boolean> {
+    const listed = await this.#cloud.listNetworks();
+    if (listed.skipped.length > 0) return false;
+    const legs = new Map<string, Interface[]>();
+    const networks = await Promise.all(listed.items.map((n) => this.#cloud.getNetwork(n.id)));
+    for (const network of networks) {
+      for (const leg of network.members ?? []) legs.set(leg.server_id, [...(legs.get(leg.server_id) ?? []), leg]);
+    }
+    for (const [id, known] of this.#servers) {
+      if (known.interfaces) continue;
+      // In device order, as list_server_interfaces gives them; a server on no network has none.
+      known.interfaces = (legs.get(id) ?? []).sort((a, b) => (a.device_index ?? 0) - (b.device_index ?? 0));
       known.interfacesVersion = known.server.updated_at;
     }
-    return interfaces;
+    return true;
+  }
+
+  /**
+   * Reads the servers `ids` again now (a node just went NotReady: is its server shut down?): one `get_server` each
+   * when they are few, else one complete list. A 404 proves a server gone; other errors prove nothing.
+   */
+  async refreshServers(ids: string[]): Promise<void> {
+    if (ids.length > 5) {
+      await this.refresh();
+      return;
+    }
+    await Promise.all(ids.map(async (id) => {
+      try {
+        const server = await this.#cloud.getServer(id);
+        const known = this.#servers.get(id);
+        const sameVersion = known && known.server.updated_at === server.updated_at;
+        this.#servers.set(id, {
+          server,
+          interfaces: sameVersion ? known.interfaces : undefined,
+          interfacesVersion: sameVersion ? known.interfacesVersion : undefined,
+        });
+      } catch (cause) {
+        if (isNotFound(cause)) this.#gone.add(id);
+        else log.warn("could not read a server again", { server: id, error: cause });
+      }
+    }));
   }
 
   /** The zone's region; `list_zones` runs once, and again (at most every 10 minutes) for an unknown zone. */

@@ -1,6 +1,6 @@
 /**
- * The controllers this binary runs while it leads, chosen with `--controllers`: the shared cloud view, the
- * cloud-node and cloud-node-lifecycle controllers (and the service controller once it exists).
+ * The controllers this binary runs while it leads (or, in a dry run, at once), chosen with `--controllers`: the
+ * shared cloud view, the cloud-node and cloud-node-lifecycle controllers, and the service controller.
  *
  * @module
  */
@@ -13,8 +13,10 @@ import { ServiceController } from "./service_controller.ts";
 
 /** Builds the selected controllers for one term of leadership. */
 export function buildControllers(context: ControllerContext): Controller[] {
-  const { config, kube, cloud, nodes, services, metrics } = context;
+  const { config, kube, cloud, nodes, services, metrics, dryRun } = context;
   const host = Deno.hostname();
+  const writes = { kube, dryRun };
+  const recorder = (component: string) => new EventRecorder(kube, { component, host, metrics, dryRun });
   const wanted = new Set(config.controllers);
   const controllers: Controller[] = [];
   if (wanted.has("cloud-node") || wanted.has("cloud-node-lifecycle")) {
@@ -23,10 +25,10 @@ export function buildControllers(context: ControllerContext): Controller[] {
     if (wanted.has("cloud-node")) {
       controllers.push(
         new NodeController({
-          kube,
+          writes,
           nodes,
           view,
-          events: new EventRecorder(kube, { component: "cloud-node-controller", host, metrics }),
+          events: recorder("cloud-node-controller"),
           refreshPeriodMs: config.nodeStatusUpdateFrequencyMs,
           workers: config.concurrentNodeSyncs,
           metrics,
@@ -36,10 +38,10 @@ export function buildControllers(context: ControllerContext): Controller[] {
     if (wanted.has("cloud-node-lifecycle")) {
       controllers.push(
         new NodeLifecycleController({
-          kube,
+          writes,
           nodes,
           view,
-          events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller", host, metrics }),
+          events: recorder("cloud-node-lifecycle-controller"),
           periodMs: config.nodeMonitorPeriodMs,
         }),
       );
@@ -48,7 +50,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
   if (wanted.has("service")) {
     controllers.push(
       new ServiceController({
-        kube,
+        writes,
         cloud,
         services,
         nodes,
@@ -59,9 +61,10 @@ export function buildControllers(context: ControllerContext): Controller[] {
           zone: config.cloud.zone,
           highAvailability: config.cloud.loadBalancerHighAvailability,
         },
-        serviceEvents: new EventRecorder(kube, { component: "service-controller", host, metrics }),
-        providerEvents: new EventRecorder(kube, { component: "ankra-cloud-ccm", host, metrics }),
+        serviceEvents: recorder("service-controller"),
+        providerEvents: recorder("ankra-cloud-ccm"),
         workers: config.concurrentServiceSyncs,
+        dryRun,
         metrics,
       }),
     );

@@ -4,17 +4,19 @@
  * period — all from the shared {@linkcode CloudView}, never with a request per node per check.
  *
  * Nodes of other providers are left alone. A node whose server cannot be found, is ambiguous, or does not hold the
- * kubelet's `--node-ip` gets one clear Warning event (identical repeats aggregate) and is retried with backoff; it
- * keeps its taint. This controller never deletes a node.
+ * kubelet's `--node-ip` gets one clear Warning event and waits for the user ({@linkcode WaitingForUser}): it keeps its
+ * taint and is looked at again after every fresh server list (a server that appears is found within one list
+ * period). This controller never deletes a node. When many nodes join at once, their servers' interfaces are read
+ * side by side.
  *
  * @module
  */
-import type { V1Node, V1Taint } from "@kubernetes/client-node";
+import type { V1Node } from "@kubernetes/client-node";
 import type { Server } from "../cloud/client.ts";
-import type { KubeClient } from "../kube/client.ts";
 import type { EventRecorder, ObjectReference } from "../kube/events.ts";
 import type { Informer } from "../kube/informer.ts";
-import { replaceNodeAddresses, updateNode } from "../kube/node_writes.ts";
+import { initialiseNode, patchNodeLabels, replaceNodeAddresses } from "../kube/node_writes.ts";
+import type { KubeWriteTarget } from "../kube/object_writes.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import {
@@ -33,13 +35,14 @@ import {
 import { classifyProviderId, formatProviderId, parseProviderId } from "../provider/provider_id.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { whenAborted } from "../runtime/abort.ts";
+import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { WorkQueue } from "../runtime/work_queue.ts";
 import type { CloudView } from "./cloud_view.ts";
 
 /** Options of {@linkcode NodeController}. */
 export interface NodeControllerOptions {
-  /** Kubernetes client. */
-  kube: KubeClient;
+  /** Where Kubernetes writes go (in a dry run: the report). */
+  writes: KubeWriteTarget;
   /** Node informer. */
   nodes: Informer<V1Node, SlimNode>;
   /** The shared cloud view. */
@@ -54,13 +57,6 @@ export interface NodeControllerOptions {
   retryBaseMs?: number;
   /** Metrics. */
   metrics?: MetricsRegistry;
-}
-
-/** A lookup failure the user has to fix, reported as a Warning event. */
-class NodeProblem extends Error {
-  constructor(readonly reason: string, message: string) {
-    super(message);
-  }
 }
 
 function reference(node: SlimNode): ObjectReference {
@@ -88,11 +84,30 @@ export class NodeController {
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const { nodes, view, refreshPeriodMs } = this.#options;
+    const joining = new Set<string>();
+    let prefetch: ReturnType<typeof setTimeout> | undefined;
+    // Nodes that join together get their servers' interfaces read side by side, not one worker pass at a time.
+    const prefetchSoon = (name: string) => {
+      joining.add(name);
+      prefetch ??= setTimeout(() => {
+        prefetch = undefined;
+        const ids = [...joining].flatMap((n) => {
+          const node = nodes.store.get(n);
+          return node ? this.#knownServerIds(node) : [];
+        });
+        joining.clear();
+        if (ids.length > 1) view.prefetchInterfaces(ids);
+      }, 100);
+    };
+    signal.addEventListener("abort", () => clearTimeout(prefetch), { once: true });
     nodes.onChange((change) => {
       if (signal.aborted) return;
       if (change.type === "deleted") return;
       const node = change.object;
-      if (change.type === "added" || isUninitialized(node)) return this.#queue.add(node.name);
+      if (change.type === "added" || isUninitialized(node)) {
+        if (isUninitialized(node)) prefetchSoon(node.name);
+        return this.#queue.add(node.name);
+      }
       const old = change.old;
       if (
         old.providerID !== node.providerID || JSON.stringify(old.labels) !== JSON.stringify(node.labels) ||
@@ -104,7 +119,11 @@ export class NodeController {
     // A node waiting for its server is looked at again as soon as a fresh list may have it.
     view.onRefresh(() => {
       if (signal.aborted) return;
-      for (const node of nodes.store.list()) if (isUninitialized(node)) this.#queue.add(node.name);
+      for (const node of nodes.store.list()) {
+        if (!isUninitialized(node)) continue;
+        prefetchSoon(node.name);
+        this.#queue.add(node.name);
+      }
     });
     for (const node of nodes.store.list()) this.#queue.add(node.name);
     this.#queue.start((name) => this.reconcile(name));
@@ -114,6 +133,18 @@ export class NodeController {
     await whenAborted(signal);
     clearInterval(timer);
     await this.#queue.shutdown();
+  }
+
+  /** The server of a node as far as the view already knows it (by providerID, else by a unique hostname). */
+  #knownServerIds(node: SlimNode): string[] {
+    const { view } = this.#options;
+    const id = node.providerID ? parseProviderId(node.providerID)?.serverId : undefined;
+    if (id) return view.server(id) ? [id] : [];
+    for (const hostname of hostnameCandidates(node.name)) {
+      const matches = view.serversByHostname(hostname);
+      if (matches.length === 1) return [matches[0].id];
+    }
+    return [];
   }
 
   /** Finds the node's server in the view (refreshing it on demand once). */
@@ -131,7 +162,7 @@ export class NodeController {
         server = view.server(id);
       }
       if (!server) {
-        throw new NodeProblem(
+        throw new WaitingForUser(
           "InstanceNotFound",
           `no Ankra Cloud server has id ${id} (from spec.providerID ${node.providerID}); check the providerID`,
         );
@@ -144,7 +175,7 @@ export class NodeController {
         const matches = view.serversByHostname(hostname);
         if (matches.length === 1) return matches[0];
         if (matches.length > 1) {
-          throw new NodeProblem(
+          throw new WaitingForUser(
             "AmbiguousHostname",
             `${matches.length} Ankra Cloud servers have hostname ${hostname} (${
               matches.map((s) => `${s.zone}/${s.id}`).join(", ")
@@ -154,7 +185,7 @@ export class NodeController {
       }
       if (attempt === 0 && !(await view.refresh())) break;
     }
-    throw new NodeProblem(
+    throw new WaitingForUser(
       "InstanceNotFound",
       `no Ankra Cloud server has hostname ${candidates.join(" or ")}; name the node after its server or set ` +
         "spec.providerID to ankracloud://<zone>/<server-id>",
@@ -175,7 +206,7 @@ export class NodeController {
 
   /** Reconciles one node (exported for tests through the queue). */
   async reconcile(name: string): Promise<void> {
-    const { nodes, events, kube } = this.#options;
+    const { nodes, events, writes } = this.#options;
     const node = nodes.store.get(name);
     if (!node || node.deletionTimestamp) return;
     const kind = classifyProviderId(node.providerID);
@@ -196,7 +227,7 @@ export class NodeController {
       server = await this.#findServer(node);
       metadata = await this.#metadata(server);
     } catch (cause) {
-      if (cause instanceof NodeProblem) {
+      if (cause instanceof WaitingForUser) {
         if (initialising) {
           events.event(reference(node), "Warning", cause.reason, cause.message);
           throw cause;
@@ -214,30 +245,26 @@ export class NodeController {
         `${addresses.filter((a) => a.type !== "Hostname").map((a) => a.address).join(", ")}` +
         (initialising ? "; the node stays tainted until --node-ip names one of them" : "");
       events.event(reference(node), "Warning", "NodeIPNotFound", message);
-      if (initialising) throw new Error(message);
+      if (initialising) throw new WaitingForUser("NodeIPNotFound", message);
       return;
     }
     if (!sameAddresses(node.addresses, provided.addresses)) {
-      await replaceNodeAddresses(kube, name, provided.addresses);
+      await replaceNodeAddresses(writes, name, provided.addresses);
       log.info(2, "updated node addresses", { node: name, addresses: provided.addresses.map((a) => a.address) });
     }
     const labels = labelChanges(node, metadata);
     if (initialising) {
-      const changed = await updateNode(kube, name, (raw) => {
-        const taints = (raw.spec?.taints ?? []).filter((t: V1Taint) => t.key !== UNINITIALIZED_TAINT);
-        const spec: Record<string, unknown> = { taints };
-        if (!raw.spec?.providerID) spec.providerID = metadata.providerID;
-        return { metadata: { labels }, spec };
+      const changed = await initialiseNode(writes, name, {
+        providerID: metadata.providerID,
+        labels,
+        taintKey: UNINITIALIZED_TAINT,
       });
       if (changed) {
         events.event(reference(node), "Normal", "Synced", "Node synced successfully");
         log.info(1, "initialised node", { node: name, server: `${server.zone}/${server.id}` });
       }
     } else if (Object.keys(labels).length > 0) {
-      await kube.request("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}`, {
-        patch: "merge",
-        body: { metadata: { labels } },
-      });
+      await patchNodeLabels(writes, name, labels);
     }
   }
 }

@@ -1,9 +1,11 @@
 /**
  * The cloud-node-lifecycle controller, rebuilt: every `--node-monitor-period` it looks at the cached nodes. Ready
  * nodes cost nothing (their shutdown taint goes, if they had one). For a node that is not Ready, it asks the shared
- * {@linkcode CloudView} — never the API directly — about the node's server: `stopping`/`stopped` → shutdown taint;
- * `deleting`, or gone with proof (absent from two complete lists some time apart, or a 404) → event `DeletingNode`
- * and the Node is deleted.
+ * {@linkcode CloudView} about the node's server: `stopping`/`stopped` → shutdown taint; `deleting`, or gone with
+ * proof (absent from two complete lists some time apart, or a 404) → event `DeletingNode` and the Node is deleted.
+ * The moment a node stops being Ready, its server is read again (one `get_server`, or one list for many nodes at
+ * once), so a shut-down server's node is tainted within seconds; nodes that stay NotReady cost nothing more than the
+ * shared list.
  *
  * Never deleted: nodes whose providerID belongs to another provider (left alone entirely), nodes without a
  * providerID (never linked to a server, so nothing proves their server is gone), and any node while the cloud view
@@ -11,14 +13,14 @@
  *
  * @module
  */
-import type { V1Node, V1Taint } from "@kubernetes/client-node";
-import { isKubeError, type KubeClient } from "../kube/client.ts";
+import type { V1Node } from "@kubernetes/client-node";
 import type { EventRecorder, ObjectReference } from "../kube/events.ts";
 import type { Informer } from "../kube/informer.ts";
-import { updateNode } from "../kube/node_writes.ts";
+import { deleteNode, setNodeTaint } from "../kube/node_writes.ts";
+import type { KubeWriteTarget } from "../kube/object_writes.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import { hasShutdownTaint, SHUTDOWN_TAINT, shutdownTaint } from "../provider/node_plan.ts";
+import { hasShutdownTaint, shutdownTaint } from "../provider/node_plan.ts";
 import { parseProviderId } from "../provider/provider_id.ts";
 import { serverPresence } from "../provider/server_state.ts";
 import { abortableSleep } from "../runtime/abort.ts";
@@ -26,8 +28,8 @@ import type { CloudView } from "./cloud_view.ts";
 
 /** Options of {@linkcode NodeLifecycleController}. */
 export interface NodeLifecycleOptions {
-  /** Kubernetes client. */
-  kube: KubeClient;
+  /** Where Kubernetes writes go (in a dry run: the report). */
+  writes: KubeWriteTarget;
   /** Node informer. */
   nodes: Informer<V1Node, SlimNode>;
   /** The shared cloud view. */
@@ -75,6 +77,26 @@ export class NodeLifecycleController {
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
+    const { nodes, view } = this.#options;
+    const turnedNotReady = new Set<string>();
+    let checking: ReturnType<typeof setTimeout> | undefined;
+    nodes.onChange((change) => {
+      if (signal.aborted || change.type !== "updated") return;
+      if (change.old.ready !== "True" || change.object.ready === "True") return;
+      const id = parseProviderId(change.object.providerID ?? "")?.serverId;
+      if (!id) return;
+      turnedNotReady.add(id);
+      // Gather the nodes that go NotReady together (a zone outage) into one read.
+      checking ??= setTimeout(() => {
+        checking = undefined;
+        const ids = [...turnedNotReady];
+        turnedNotReady.clear();
+        view.refreshServers(ids).then(() => this.monitor()).catch((cause) =>
+          log.warn("checking nodes that went NotReady failed", { error: cause })
+        );
+      }, 500);
+    });
+    signal.addEventListener("abort", () => clearTimeout(checking), { once: true });
     while (!signal.aborted) {
       await this.monitor().catch((cause) => log.warn("node lifecycle pass failed", { error: cause }));
       await abortableSleep(this.#options.periodMs, signal).catch(() => {});
@@ -111,20 +133,12 @@ export class NodeLifecycleController {
   }
 
   async #setShutdownTaint(node: SlimNode, present: boolean): Promise<void> {
-    await updateNode(this.#options.kube, node.name, (raw) => {
-      const taints = raw.spec?.taints ?? [];
-      const has = taints.some((t: V1Taint) => t.key === SHUTDOWN_TAINT);
-      if (has === present) return undefined;
-      const next = present
-        ? [...taints, shutdownTaint(new Date())]
-        : taints.filter((t: V1Taint) => t.key !== SHUTDOWN_TAINT);
-      return { spec: { taints: next } };
-    });
-    log.info(1, present ? "tainted shut-down node" : "removed shutdown taint", { node: node.name });
+    const changed = await setNodeTaint(this.#options.writes, node.name, shutdownTaint(new Date()), present);
+    if (changed) log.info(1, present ? "tainted shut-down node" : "removed shutdown taint", { node: node.name });
   }
 
   async #delete(node: SlimNode): Promise<void> {
-    const { kube, events } = this.#options;
+    const { writes, events } = this.#options;
     events.event(
       reference(node),
       "Normal",
@@ -132,12 +146,10 @@ export class NodeLifecycleController {
       `Deleting node ${node.name} because it does not exist in the cloud provider`,
     );
     try {
-      await kube.request("DELETE", `/api/v1/nodes/${encodeURIComponent(node.name)}`, {
-        body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: node.uid } },
-      });
-      log.info(0, "deleted node whose server is gone", { node: node.name, providerID: node.providerID });
+      if (await deleteNode(writes, node)) {
+        log.info(0, "deleted node whose server is gone", { node: node.name, providerID: node.providerID });
+      }
     } catch (cause) {
-      if (isKubeError(cause, "not_found")) return;
       events.event(reference(node), "Warning", "DeletingNodeFailed", `Error deleting node ${node.name}: ${cause}`);
       throw cause;
     }

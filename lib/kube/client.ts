@@ -7,9 +7,9 @@
  */
 import { USER_AGENT } from "../version.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
-import { RequestBudget } from "../runtime/request_budget.ts";
+import { TokenBucket } from "../runtime/token_bucket.ts";
 import { abortableSleep } from "../runtime/abort.ts";
-import { systemCaCertificates } from "../cloud/transport.ts";
+import { systemCaCertificates } from "../tls.ts";
 import { CredentialSource } from "./credentials.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";
 import { decodeListStream } from "./list_stream.ts";
@@ -139,7 +139,7 @@ export interface ListResult<T> {
 export class KubeClient {
   readonly config: KubeConnectionConfig;
   readonly #credentials: CredentialSource;
-  readonly #budget: RequestBudget;
+  readonly #budget: TokenBucket;
   readonly #timeoutMs: number;
   #client: Deno.HttpClient;
   #clientCertKey?: string;
@@ -149,7 +149,7 @@ export class KubeClient {
   constructor(config: KubeConnectionConfig, options: KubeClientOptions = {}) {
     this.config = config;
     this.#credentials = new CredentialSource(config.auth);
-    this.#budget = new RequestBudget({ requestsPerMinute: (options.qps ?? 20) * 60, burst: options.burst ?? 30 });
+    this.#budget = new TokenBucket({ requestsPerMinute: (options.qps ?? 20) * 60, burst: options.burst ?? 30 });
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#client = this.#makeClient(config.clientCert);
     this.#requests = options.metrics?.counter(
@@ -344,6 +344,8 @@ export class KubeClient {
       labelSelector?: string;
       fieldSelector?: string;
       signal?: AbortSignal;
+      /** Called once the server accepted the watch (before any event). */
+      onOpen?: () => void;
     },
   ): AsyncGenerator<WatchEvent<T>> {
     await this.#budget.acquire(options.signal);
@@ -378,6 +380,7 @@ export class KubeClient {
       }
       this.#record("WATCH", path, String(response.status));
       if (!response.ok) throw errorFromAnswer("WATCH", path, response, await response.text());
+      options.onOpen?.();
       reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       while (true) {

@@ -8,6 +8,7 @@
  */
 import * as log from "../log.ts";
 import { redact } from "../log.ts";
+import type { DryRunReport } from "../runtime/dry_run.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { isKubeError, type KubeClient } from "./client.ts";
 
@@ -51,6 +52,8 @@ export interface EventRecorderOptions {
   now?: () => number;
   /** Metrics registry. */
   metrics?: MetricsRegistry;
+  /** In a dry run: events are described there and never written. */
+  dryRun?: DryRunReport;
 }
 
 /** Records events for one source component. */
@@ -74,6 +77,16 @@ export class EventRecorder {
   /** Records an event (asynchronously). */
   event(object: ObjectReference, type: EventType, reason: string, message: string): void {
     const text = redact(message).slice(0, MAX_MESSAGE);
+    if (this.#options.dryRun) {
+      const name = object.namespace ? `${object.namespace}/${object.name}` : object.name;
+      this.#options.dryRun.would({
+        controller: this.#options.component,
+        object: `${object.kind} ${name}`,
+        action: "event",
+        detail: `record ${type} event ${reason} on ${object.kind} ${name}: ${text}`,
+      });
+      return;
+    }
     if (!this.#allow(object)) {
       this.#counter?.inc({ type, reason, outcome: "dropped" });
       return;

@@ -1,7 +1,10 @@
 /**
  * List + watch into a slim store: a paginated list, then a watch from the list's resourceVersion with bookmarks;
  * when the stream ends the watch resumes from the last resourceVersion seen; on 410 Gone it relists (and reports
- * what changed meanwhile); errors back off exponentially (1 s → 30 s). `synced` resolves after the first list.
+ * what changed meanwhile); errors back off exponentially — while the API server cannot be reached (a restart) only
+ * 0.2 s → 1.6 s, so a returning server is seen within about two seconds; for errors it answers, 1 s → 30 s — and the
+ * backoff resets as soon as a list or a watch succeeds, not only when an event arrives (a quiet watch gets none).
+ * `synced` resolves after the first list.
  * Handlers hear about a change only when the slim copy changed, so kubelet heartbeats wake nobody.
  *
  * @module
@@ -219,6 +222,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
         if (needList) {
           await this.#list(signal);
           needList = false;
+          failures = 0;
         }
         const timeoutSeconds = Math.round(minTimeout + Math.random() * (maxTimeout - minTimeout));
         for await (
@@ -226,6 +230,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
             resourceVersion: this.#resourceVersion,
             timeoutSeconds,
             signal,
+            onOpen: () => (failures = 0),
           })
         ) {
           failures = 0;
@@ -248,10 +253,20 @@ export class Informer<R, S extends { resourceVersion: string }> {
         }
         failures++;
         this.#restarts?.inc({ resource: name, cause: "error" });
-        const delay = Math.min(30_000, 1000 * 2 ** Math.min(failures - 1, 5)) * (0.8 + Math.random() * 0.4);
+        const delay = retryDelay(cause, failures) * (0.8 + Math.random() * 0.4);
         log.warn("list/watch failed; retrying", { resource: name, error: cause, retryInMs: Math.round(delay) });
         await abortableSleep(delay, signal).catch(() => {});
       }
     }
   }
+}
+
+/**
+ * The pause before the `failures`-th retry of a list or watch: 0.2 s doubling to 1.6 s while the API server cannot be
+ * reached (it is restarting: be there when it is back), 1 s doubling to 30 s for errors it answers.
+ */
+export function retryDelay(cause: unknown, failures: number): number {
+  const exponent = Math.min(Math.max(failures - 1, 0), 5);
+  if (isKubeError(cause, "network") || isKubeError(cause, "timeout")) return Math.min(1_600, 200 * 2 ** exponent);
+  return Math.min(30_000, 1_000 * 2 ** exponent);
 }

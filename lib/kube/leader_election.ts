@@ -10,9 +10,9 @@
  * @module
  */
 import * as log from "../log.ts";
-import { isKubeError, type KubeClient } from "../kube/client.ts";
-import type { MetricsRegistry } from "./metrics.ts";
-import { abortableSleep } from "./abort.ts";
+import { isKubeError, type KubeClient } from "./client.ts";
+import type { MetricsRegistry } from "../runtime/metrics.ts";
+import { abortableSleep } from "../runtime/abort.ts";
 
 /** Options of {@linkcode LeaderElector}. */
 export interface LeaderElectionOptions {
@@ -56,6 +56,7 @@ export class LeaderElector {
   #observed?: { holder: string; renewTime: string; at: number };
   #leading = false;
   readonly #gauge?: ReturnType<MetricsRegistry["gauge"]>;
+  readonly #lost?: ReturnType<MetricsRegistry["counter"]>;
   #changed?: () => void;
 
   /** Creates the elector. */
@@ -63,6 +64,11 @@ export class LeaderElector {
     this.#client = client;
     this.#options = options;
     this.#gauge = options.metrics?.gauge("leader_election_master_status", "1 while this process leads, else 0.");
+    this.#lost = options.metrics?.counter(
+      "leader_election_lost_total",
+      "Terms of leadership that ended without a shutdown, by cause (renew_deadline: the Lease could not be renewed " +
+        "in time, e.g. an API server outage; taken_over: another replica holds it).",
+    );
     this.#gauge?.set(0, { name: options.name });
   }
 
@@ -253,7 +259,11 @@ export class LeaderElector {
           }
           const takenOver = this.#observed !== undefined && this.#observed.holder !== identity;
           if (takenOver || Date.now() - lastRenew >= renewDeadlineMs) {
-            log.error("lost leadership: stopping the controllers", { lease: name, takenOver });
+            // Not an error of this process (an API server outage ends every leader's term): the writers stop at
+            // once, this replica stands by and campaigns again. Monitoring sees leader_election_lost_total.
+            const cause = takenOver ? "taken_over" : "renew_deadline";
+            log.warn("lost leadership: the controllers stopped; standing by for the lease", { lease: name, cause });
+            this.#lost?.inc({ name, cause });
             leadership.abort(new Error("leadership lost"));
           }
         }

@@ -1,31 +1,107 @@
 /**
- * Writes to Nodes the way the framework's helpers do them, with optimistic concurrency: read the Node, compute a
- * change, send it as a merge patch carrying the resourceVersion, and on a conflict read again and retry (5 tries).
- * Addresses go through the status subresource as a strategic merge patch with `$patch: replace`, so the list is
- * replaced, never merged by type.
+ * Every write the node controllers make to a Node, in one place, the way the framework's helpers make them:
+ * initialisation (providerID, labels, taint removed) and taint changes as merge patches carrying the resourceVersion,
+ * retried on conflict; label changes as plain merge patches; addresses through the status subresource as a strategic
+ * merge patch with `$patch: replace`, so the list is replaced, never merged by type; deletion with a UID precondition,
+ * so a Node re-created under the same name is never deleted by mistake. In a dry run each write is described in the
+ * report instead of being sent.
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
-import type { KubeClient } from "./client.ts";
-import { type ObjectChange, updateObject } from "./object_writes.ts";
-import type { NodeAddress } from "./slim.ts";
+import type { V1Node, V1Taint } from "@kubernetes/client-node";
+import { isKubeError } from "./client.ts";
+import { describedInDryRun, type KubeWriteTarget, type ObjectChange, updateObject } from "./object_writes.ts";
+import type { NodeAddress, Taint } from "./slim.ts";
 
-/** A change computed from the current Node: a merge patch body without metadata.resourceVersion, or nothing. */
-export type NodeChange = ObjectChange<V1Node>;
+function nodePath(name: string, subresource?: "status"): string {
+  return `/api/v1/nodes/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
+}
+
+function described(target: KubeWriteTarget, controller: string, node: string, action: string, detail: string) {
+  return describedInDryRun(target, { controller, object: `node ${node}`, action, detail });
+}
+
+function updateNode(target: KubeWriteTarget, name: string, change: ObjectChange<V1Node>): Promise<boolean> {
+  return updateObject<V1Node>(target.kube, nodePath(name), change);
+}
 
 /**
- * Applies `change` to the current Node with a resourceVersion precondition, retrying on conflict. Returns false when
- * there was nothing to change or the Node is gone.
+ * Initialises a Node in one update: sets `providerID` unless it has one, sets `labels`, removes the taint
+ * `taintKey`. False when the Node is gone.
  */
-export function updateNode(kube: KubeClient, name: string, change: NodeChange): Promise<boolean> {
-  return updateObject<V1Node>(kube, `/api/v1/nodes/${encodeURIComponent(name)}`, change);
+export async function initialiseNode(
+  target: KubeWriteTarget,
+  name: string,
+  init: { providerID: string; labels: Record<string, string>; taintKey: string },
+): Promise<boolean> {
+  const detail = `initialise node ${name}: providerID ${init.providerID}, labels ${JSON.stringify(init.labels)}, ` +
+    `remove taint ${init.taintKey}`;
+  if (described(target, "cloud-node", name, "initialise_node", detail)) return true;
+  return await updateNode(target, name, (raw) => {
+    const taints = (raw.spec?.taints ?? []).filter((t: V1Taint) => t.key !== init.taintKey);
+    const spec: Record<string, unknown> = { taints };
+    if (!raw.spec?.providerID) spec.providerID = init.providerID;
+    return { metadata: { labels: init.labels }, spec };
+  });
+}
+
+/** Adds `taint` (when no taint has its key) or removes every taint with its key; false when nothing changed. */
+export async function setNodeTaint(
+  target: KubeWriteTarget,
+  name: string,
+  taint: Taint,
+  present: boolean,
+): Promise<boolean> {
+  const detail = `${present ? "add" : "remove"} taint ${taint.key}:${taint.effect} ${
+    present ? "to" : "from"
+  } node ${name}`;
+  if (described(target, "cloud-node-lifecycle", name, present ? "add_taint" : "remove_taint", detail)) return true;
+  return await updateNode(target, name, (raw) => {
+    const taints = raw.spec?.taints ?? [];
+    const has = taints.some((t: V1Taint) => t.key === taint.key);
+    if (has === present) return undefined;
+    return { spec: { taints: present ? [...taints, taint] : taints.filter((t: V1Taint) => t.key !== taint.key) } };
+  });
+}
+
+/** Sets (merges) the Node's labels. */
+export async function patchNodeLabels(
+  target: KubeWriteTarget,
+  name: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  if (
+    described(target, "cloud-node", name, "patch_node_labels", `set labels ${JSON.stringify(labels)} on node ${name}`)
+  ) {
+    return;
+  }
+  await target.kube.request("PATCH", nodePath(name), { patch: "merge", body: { metadata: { labels } } });
 }
 
 /** Replaces the Node's `status.addresses` through the status subresource. */
-export async function replaceNodeAddresses(kube: KubeClient, name: string, addresses: NodeAddress[]): Promise<void> {
-  await kube.request("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}/status`, {
+export async function replaceNodeAddresses(
+  target: KubeWriteTarget,
+  name: string,
+  addresses: NodeAddress[],
+): Promise<void> {
+  const detail = `set the addresses of node ${name} to ${addresses.map((a) => `${a.type} ${a.address}`).join(", ")}`;
+  if (described(target, "cloud-node", name, "patch_node_addresses", detail)) return;
+  await target.kube.request("PATCH", nodePath(name, "status"), {
     patch: "strategic",
     body: { status: { addresses: [{ $patch: "replace" }, ...addresses] } },
   });
+}
+
+/** Deletes the Node if it still has `uid`; false when it was already gone. */
+export async function deleteNode(target: KubeWriteTarget, node: { name: string; uid: string }): Promise<boolean> {
+  if (described(target, "cloud-node-lifecycle", node.name, "delete_node", `delete node ${node.name}`)) return true;
+  try {
+    await target.kube.request("DELETE", nodePath(node.name), {
+      body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: node.uid } },
+    });
+    return true;
+  } catch (cause) {
+    if (isKubeError(cause, "not_found")) return false;
+    throw cause;
+  }
 }

@@ -1,11 +1,28 @@
 /**
- * Optimistic-concurrency writes: read the object, compute a change, send it as a merge patch carrying the
+ * What every write module shares: where writes go (the API server, or in a dry run the report), and
+ * optimistic-concurrency writes: read the object, compute a change, send it as a merge patch carrying the
  * resourceVersion, and on a conflict read again and retry (5 tries, growing jittered pauses).
  *
  * @module
  */
 import { abortableSleep } from "../runtime/abort.ts";
+import type { DryRunReport, PlannedAction } from "../runtime/dry_run.ts";
 import { isKubeError, type KubeClient } from "./client.ts";
+
+/** Where writes go: the API server, or (in a dry run) the report. */
+export interface KubeWriteTarget {
+  /** The client. */
+  kube: KubeClient;
+  /** Set in a dry run: writes are described there and never sent. */
+  dryRun?: DryRunReport;
+}
+
+/** In a dry run, describes `action` in the report and returns true (the caller sends nothing); false otherwise. */
+export function describedInDryRun(target: KubeWriteTarget, action: PlannedAction): boolean {
+  if (!target.dryRun) return false;
+  target.dryRun.would(action);
+  return true;
+}
 
 /** Computes a merge patch (without metadata.resourceVersion) from the current object, or nothing to do. */
 export type ObjectChange<T> = (current: T) => Record<string, unknown> | undefined;

@@ -1,7 +1,11 @@
 /**
- * The Service annotations this controller reads (prefix `load-balancer.ankra.cloud/`), their rules and defaults,
- * as one table: the parser below and `docs/annotations.md` (checked by a test) both come from it. Values are
- * trimmed; an empty value counts as not set. Every problem names the annotation, the rule and the value.
+ * The Service annotations this controller reads (prefix `load-balancer.ankra.cloud/`), each declared once in
+ * {@linkcode ANNOTATIONS}: its documentation row, how its value is read into the settings, and the rule a wrong value
+ * breaks. The parser, the validation messages and `docs/annotations.md` (generated, checked by a test) all come from
+ * that one table, so adding an annotation means adding one entry here and using its setting in the plan.
+ *
+ * Values are trimmed; an empty value counts as not set. Every problem names the annotation, the rule and the value;
+ * nothing is half-applied.
  *
  * @module
  */
@@ -47,16 +51,20 @@ export interface AnnotationProblem {
   value: string;
 }
 
-/** One row of the annotation table. */
+/** One annotation: its documentation and how it is read. */
 export interface AnnotationSpec {
   /** Name after the prefix. */
   name: string;
-  /** Accepted values. */
+  /** Accepted values (documentation). */
   values: string;
-  /** Default. */
+  /** Default (documentation). */
   default: string;
-  /** What it does. */
+  /** What it does (documentation). */
   meaning: string;
+  /** Reads the trimmed, non-empty value into `settings`; returns the rule the value breaks (and changes nothing). */
+  read(value: string, settings: LoadBalancerSettings): string | undefined;
+  /** A rule involving other annotations, checked once all were read: the rule broken, or undefined. */
+  check?(settings: LoadBalancerSettings, given: ReadonlySet<string>): string | undefined;
 }
 
 /** The annotation prefix. */
@@ -64,95 +72,13 @@ export const PREFIX = "load-balancer.ankra.cloud/";
 
 const BOOLEAN_TRUE = ["1", "t", "T", "TRUE", "true", "True"];
 const BOOLEAN_FALSE = ["0", "f", "F", "FALSE", "false", "False"];
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/** Every annotation, in the order they are checked. */
-export const ANNOTATIONS: readonly AnnotationSpec[] = [
-  {
-    name: "ipv4",
-    values: "true or false (1, t, T, TRUE, True, 0, f, …)",
-    default: "false",
-    meaning: "give the load balancer the paid public IPv4 address; honoured when it is created",
-  },
-  {
-    name: "network-id",
-    values: "an Ankra private network id",
-    default: "ANKRA_CLOUD_NETWORK_ID, else the network all nodes share",
-    meaning: "private network of a new load balancer; honoured when it is created",
-  },
-  {
-    name: "zone",
-    values: "a zone name",
-    default: "ANKRA_CLOUD_ZONE, else the first node's zone",
-    meaning: "zone of a new load balancer; honoured when it is created",
-  },
-  {
-    name: "edge",
-    values: "an edge id",
-    default: "none",
-    meaning: "serve the Service from a combined edge's load_balancer role instead of a dedicated load balancer",
-  },
-  { name: "health-check-type", values: "tcp, http or none", default: "tcp", meaning: "backend health check kind" },
-  {
-    name: "health-check-path",
-    values: "/ followed by up to 254 of A-Z a-z 0-9 . _ ~ / ? & = % -",
-    default: "/",
-    meaning: "path of an http health check",
-  },
-  {
-    name: "health-check-expected-status",
-    values: "a status such as 200 or a range such as 200-399",
-    default: "200-399",
-    meaning: "statuses an http health check accepts",
-  },
-  {
-    name: "health-check-interval",
-    values: "whole seconds from 1 to 300",
-    default: "2",
-    meaning: "seconds between checks",
-  },
-  {
-    name: "health-check-rise",
-    values: "a whole number from 1 to 10",
-    default: "2",
-    meaning: "successes to bring a member back",
-  },
-  {
-    name: "health-check-fall",
-    values: "a whole number from 1 to 10",
-    default: "3",
-    meaning: "failures to take a member out",
-  },
-  {
-    name: "balance",
-    values: "roundrobin, leastconn or source",
-    default: "roundrobin (source with sessionAffinity: ClientIP)",
-    meaning: "how connections are spread over members",
-  },
-  {
-    name: "protocol",
-    values: "tcp or http",
-    default: "tcp",
-    meaning: "backend mode: tcp passes connections through, http understands HTTP (needed for the redirect)",
-  },
-  {
-    name: "tls-ports",
-    values: "comma-separated Service ports, e.g. 443",
-    default: "none",
-    meaning: "frontends that terminate TLS with the certificates below",
-  },
-  {
-    name: "certificate-ids",
-    values: "comma-separated Ankra certificate ids, at most 16",
-    default: "none",
-    meaning: "certificates of the TLS frontends; the first answers clients without SNI",
-  },
-  {
-    name: "redirect-http-to-https",
-    values: "true or false",
-    default: "false",
-    meaning: "plain frontends answer with a redirect to HTTPS; needs protocol http",
-  },
-];
+function goBoolean(value: string): boolean | undefined {
+  if (BOOLEAN_TRUE.includes(value)) return true;
+  if (BOOLEAN_FALSE.includes(value)) return false;
+  return undefined;
+}
 
 function integer(text: string, min: number, max: number): number | undefined {
   if (!/^[+-]?\d+$/.test(text)) return undefined;
@@ -160,23 +86,186 @@ function integer(text: string, min: number, max: number): number | undefined {
   return value >= min && value <= max ? value : undefined;
 }
 
-/** Parses a Service's annotations; every problem is reported, nothing is half-applied. */
-export function parseAnnotations(
-  annotations: Record<string, string>,
-  options: { sessionAffinity?: string } = {},
-): { ok: true; settings: LoadBalancerSettings } | { ok: false; problems: AnnotationProblem[] } {
-  const problems: AnnotationProblem[] = [];
-  const read = (name: string) => {
-    const value = annotations[PREFIX + name]?.trim();
-    return value ? value : undefined;
+function oneOf<T extends string>(value: string, allowed: readonly T[]): value is T {
+  return (allowed as readonly string[]).includes(value);
+}
+
+function healthCheckInteger(
+  name: string,
+  field: "interval_seconds" | "rise" | "fall",
+  [min, max]: [number, number],
+  doc: Pick<AnnotationSpec, "values" | "default" | "meaning">,
+): AnnotationSpec {
+  return {
+    name,
+    ...doc,
+    read(value, settings) {
+      const parsed = integer(value, min, max);
+      if (parsed === undefined) return `must be an integer from ${min} to ${max}`;
+      settings.healthCheck[field] = parsed;
+    },
   };
-  const problem = (name: string, rule: string) =>
-    problems.push({ annotation: PREFIX + name, rule, value: annotations[PREFIX + name].trim() });
-  const settings: LoadBalancerSettings = {
+}
+
+/** Every annotation, in the order they are read. */
+export const ANNOTATIONS: readonly AnnotationSpec[] = [
+  {
+    name: "ipv4",
+    values: "true or false (1, t, T, TRUE, True, 0, f, …)",
+    default: "false",
+    meaning: "give the load balancer the paid public IPv4 address; honoured when it is created",
+    read(value, settings) {
+      const parsed = goBoolean(value);
+      if (parsed === undefined) return "must be true or false";
+      settings.ipv4 = parsed;
+    },
+  },
+  {
+    name: "network-id",
+    values: "an Ankra private network id",
+    default: "ANKRA_CLOUD_NETWORK_ID, else the network all nodes share",
+    meaning: "private network of a new load balancer; honoured when it is created",
+    read(value, settings) {
+      settings.networkId = value;
+    },
+  },
+  {
+    name: "zone",
+    values: "a zone name",
+    default: "ANKRA_CLOUD_ZONE, else the zone most nodes are in",
+    meaning: "zone of a new load balancer; honoured when it is created",
+    read(value, settings) {
+      settings.zone = value;
+    },
+  },
+  {
+    name: "edge",
+    values: "an edge id",
+    default: "none",
+    meaning: "serve the Service from a combined edge's load_balancer role instead of a dedicated load balancer",
+    read(value, settings) {
+      settings.edgeId = value;
+    },
+  },
+  {
+    name: "health-check-type",
+    values: "tcp, http or none",
+    default: "tcp",
+    meaning: "backend health check kind",
+    read(value, settings) {
+      if (!oneOf(value, ["tcp", "http", "none"] as const)) return "must be tcp, http or none";
+      settings.healthCheck.type = value;
+    },
+  },
+  {
+    name: "health-check-path",
+    values: "/ followed by up to 254 of A-Z a-z 0-9 . _ ~ / ? & = % -",
+    default: "/",
+    meaning: "path of an http health check",
+    read(value, settings) {
+      if (!/^\/[A-Za-z0-9._~/?&=%-]{0,254}$/.test(value)) return "must be a path starting with /";
+      settings.healthCheck.path = value;
+    },
+  },
+  {
+    name: "health-check-expected-status",
+    values: "a status such as 200 or a range such as 200-399",
+    default: "200-399",
+    meaning: "statuses an http health check accepts",
+    read(value, settings) {
+      if (!/^[1-5][0-9]{2}(-[1-5][0-9]{2})?$/.test(value)) {
+        return "must be a status such as 200 or a range such as 200-399";
+      }
+      settings.healthCheck.expected_status = value;
+    },
+  },
+  healthCheckInteger("health-check-interval", "interval_seconds", [1, 300], {
+    values: "whole seconds from 1 to 300",
+    default: "2",
+    meaning: "seconds between checks",
+  }),
+  healthCheckInteger("health-check-rise", "rise", [1, 10], {
+    values: "a whole number from 1 to 10",
+    default: "2",
+    meaning: "successes to bring a member back",
+  }),
+  healthCheckInteger("health-check-fall", "fall", [1, 10], {
+    values: "a whole number from 1 to 10",
+    default: "3",
+    meaning: "failures to take a member out",
+  }),
+  {
+    name: "balance",
+    values: "roundrobin, leastconn or source",
+    default: "roundrobin (source with sessionAffinity: ClientIP)",
+    meaning: "how connections are spread over members",
+    read(value, settings) {
+      if (!oneOf(value, ["roundrobin", "leastconn", "source"] as const)) {
+        return "must be roundrobin, leastconn or source";
+      }
+      settings.balance = value;
+    },
+  },
+  {
+    name: "protocol",
+    values: "tcp or http",
+    default: "tcp",
+    meaning: "backend mode: tcp passes connections through, http understands HTTP (needed for the redirect)",
+    read(value, settings) {
+      if (!oneOf(value, ["tcp", "http"] as const)) return "must be tcp or http";
+      settings.protocol = value;
+    },
+  },
+  {
+    name: "tls-ports",
+    values: "comma-separated Service ports, e.g. 443",
+    default: "none",
+    meaning: "frontends that terminate TLS with the certificates below",
+    read(value, settings) {
+      const ports = value.split(",").map((p) => integer(p.trim(), 1, 65535));
+      if (ports.some((p) => p === undefined)) return "must be comma-separated ports from 1 to 65535";
+      settings.tlsPorts = ports as number[];
+    },
+    check(settings, given) {
+      if (settings.tlsPorts.length > 0 && !given.has("certificate-ids")) return `needs ${PREFIX}certificate-ids`;
+    },
+  },
+  {
+    name: "certificate-ids",
+    values: "comma-separated Ankra certificate ids, at most 16",
+    default: "none",
+    meaning: "certificates of the TLS frontends; the first answers clients without SNI",
+    read(value, settings) {
+      const ids = value.split(",").map((c) => c.trim()).filter(Boolean);
+      if (ids.length > 16 || ids.some((id) => !ID.test(id))) {
+        return "must be at most 16 comma-separated certificate ids";
+      }
+      settings.certificateIds = ids;
+    },
+  },
+  {
+    name: "redirect-http-to-https",
+    values: "true or false",
+    default: "false",
+    meaning: "plain frontends answer with a redirect to HTTPS; needs protocol http",
+    read(value, settings) {
+      const parsed = goBoolean(value);
+      if (parsed === undefined) return "must be true or false";
+      settings.redirectHttpToHttps = parsed;
+    },
+    check(settings) {
+      if (settings.redirectHttpToHttps && settings.protocol !== "http") return `needs ${PREFIX}protocol: http`;
+    },
+  },
+];
+
+/** The settings of a Service without annotations: the API's health check, no IPv4, tcp, round robin. */
+export function defaultSettings(options: { sessionAffinity?: string } = {}): LoadBalancerSettings {
+  return {
     ipv4: false,
-    networkId: read("network-id"),
-    zone: read("zone"),
-    edgeId: read("edge"),
+    networkId: undefined,
+    zone: undefined,
+    edgeId: undefined,
     healthCheck: { type: "tcp", path: "/", expected_status: "200-399", interval_seconds: 2, rise: 2, fall: 3 },
     balance: options.sessionAffinity === "ClientIP" ? "source" : "roundrobin",
     protocol: "tcp",
@@ -184,79 +273,32 @@ export function parseAnnotations(
     certificateIds: [],
     redirectHttpToHttps: false,
   };
-  const ipv4 = read("ipv4");
-  if (ipv4 !== undefined) {
-    if (BOOLEAN_TRUE.includes(ipv4)) settings.ipv4 = true;
-    else if (!BOOLEAN_FALSE.includes(ipv4)) problem("ipv4", "must be true or false");
+}
+
+/** Parses a Service's annotations with {@linkcode ANNOTATIONS}; every problem is reported, nothing is half-applied. */
+export function parseAnnotations(
+  annotations: Record<string, string>,
+  options: { sessionAffinity?: string } = {},
+): { ok: true; settings: LoadBalancerSettings } | { ok: false; problems: AnnotationProblem[] } {
+  const problems: AnnotationProblem[] = [];
+  const settings = defaultSettings(options);
+  const given = new Set<string>();
+  const valueOf = (spec: AnnotationSpec) => annotations[PREFIX + spec.name]?.trim() ?? "";
+  for (const spec of ANNOTATIONS) {
+    const value = valueOf(spec);
+    if (!value) continue;
+    given.add(spec.name);
+    const rule = spec.read(value, settings);
+    if (rule) problems.push({ annotation: PREFIX + spec.name, rule, value });
   }
-  const type = read("health-check-type");
-  if (type !== undefined) {
-    if (type === "tcp" || type === "http" || type === "none") settings.healthCheck.type = type;
-    else problem("health-check-type", "must be tcp, http or none");
-  }
-  const path = read("health-check-path");
-  if (path !== undefined) {
-    if (/^\/[A-Za-z0-9._~/?&=%-]{0,254}$/.test(path)) settings.healthCheck.path = path;
-    else problem("health-check-path", "must be a path starting with /");
-  }
-  const expected = read("health-check-expected-status");
-  if (expected !== undefined) {
-    if (/^[1-5][0-9]{2}(-[1-5][0-9]{2})?$/.test(expected)) settings.healthCheck.expected_status = expected;
-    else problem("health-check-expected-status", "must be a status such as 200 or a range such as 200-399");
-  }
-  const ranges: [string, "interval_seconds" | "rise" | "fall", number, number][] = [
-    ["health-check-interval", "interval_seconds", 1, 300],
-    ["health-check-rise", "rise", 1, 10],
-    ["health-check-fall", "fall", 1, 10],
-  ];
-  for (const [name, field, min, max] of ranges) {
-    const text = read(name);
-    if (text === undefined) continue;
-    const value = integer(text, min, max);
-    if (value === undefined) problem(name, `must be an integer from ${min} to ${max}`);
-    else settings.healthCheck[field] = value;
-  }
-  const balance = read("balance");
-  if (balance !== undefined) {
-    if (balance === "roundrobin" || balance === "leastconn" || balance === "source") settings.balance = balance;
-    else problem("balance", "must be roundrobin, leastconn or source");
-  }
-  const protocol = read("protocol");
-  if (protocol !== undefined) {
-    if (protocol === "tcp" || protocol === "http") settings.protocol = protocol;
-    else problem("protocol", "must be tcp or http");
-  }
-  const tlsPorts = read("tls-ports");
-  if (tlsPorts !== undefined) {
-    const ports = tlsPorts.split(",").map((p) => integer(p.trim(), 1, 65535));
-    if (ports.some((p) => p === undefined)) problem("tls-ports", "must be comma-separated ports from 1 to 65535");
-    else settings.tlsPorts = ports as number[];
-  }
-  const certificates = read("certificate-ids");
-  if (certificates !== undefined) {
-    const ids = certificates.split(",").map((c) => c.trim()).filter(Boolean);
-    if (ids.length > 16 || ids.some((id) => !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id))) {
-      problem("certificate-ids", "must be at most 16 comma-separated certificate ids");
-    } else settings.certificateIds = ids;
-  }
-  if (settings.tlsPorts.length > 0 && settings.certificateIds.length === 0 && certificates === undefined) {
-    problems.push({
-      annotation: PREFIX + "tls-ports",
-      rule: `needs ${PREFIX}certificate-ids`,
-      value: annotations[PREFIX + "tls-ports"].trim(),
-    });
-  }
-  const redirect = read("redirect-http-to-https");
-  if (redirect !== undefined) {
-    if (BOOLEAN_TRUE.includes(redirect)) {
-      if (settings.protocol !== "http") problem("redirect-http-to-https", `needs ${PREFIX}protocol: http`);
-      else settings.redirectHttpToHttps = true;
-    } else if (!BOOLEAN_FALSE.includes(redirect)) problem("redirect-http-to-https", "must be true or false");
+  for (const spec of ANNOTATIONS) {
+    const rule = given.has(spec.name) ? spec.check?.(settings, given) : undefined;
+    if (rule) problems.push({ annotation: PREFIX + spec.name, rule, value: valueOf(spec) });
   }
   return problems.length ? { ok: false, problems } : { ok: true, settings };
 }
 
-/** One line per problem: `<annotation> <rule>, not "<value>"`. */
+/** One line for all problems: `<annotation> <rule>, not "<value>"; …`. */
 export function describeProblems(problems: AnnotationProblem[]): string {
   return problems.map((p) => `${p.annotation} ${p.rule}, not "${p.value}"`).join("; ");
 }

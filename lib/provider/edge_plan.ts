@@ -1,13 +1,16 @@
 /**
- * A Service's members on a combined edge (`reference-behaviour.md` §3.14): members whose names start with the
- * Service's prefix are its own; every other member (other Services', hand-made ones) is kept untouched and in its
- * order; a Service port already served by a kept member is a conflict; the status comes from the edge's addresses.
- * Pure functions.
+ * A Service's members on a combined edge: members whose names start with the Service's prefix are its own; every
+ * other member (other Services', hand-made ones) is kept untouched and in its order; a Service port already served by
+ * a kept member is a conflict; the status comes from the edge's addresses. Pure functions.
  *
  * @module
  */
 import type { Edge } from "../cloud/schemas.ts";
 import type { EdgeMemberInput } from "../cloud/client.ts";
+import type { CloudCall } from "./cloud_calls.ts";
+import { edgeMemberName } from "./load_balancer_names.ts";
+import { type Ingress, passEvents, type PlannedEvent, sameIngress } from "./load_balancer_plan.ts";
+import type { ServiceIntent } from "./service_plan.ts";
 
 /** The member list to send, or the conflict that prevents it. */
 export type EdgeMembersPlan =
@@ -61,11 +64,71 @@ export function isCombinedLoadBalancerEdge(edge: Edge): boolean {
 }
 
 /** The Service's ingress from an edge: the load-balancer machine's IPv6, then the edge's (or machine's) IPv4. */
-export function edgeIngress(edge: Edge): { ip: string }[] {
+export function edgeIngress(edge: Edge): Ingress[] {
   const machine = edge.machines.find((m) => m.roles.includes("load_balancer"));
   const ips: string[] = [];
   if (machine?.public_ipv6) ips.push(machine.public_ipv6);
   const ipv4 = edge.public_ipv4 ?? machine?.public_ipv4;
   if (ipv4) ips.push(ipv4);
   return ips.map((ip) => ({ ip }));
+}
+
+/** The Service's own members on an edge: per port, every chosen address on the port's node port, weight 100. */
+export function wantedEdgeMembers(intent: Pick<ServiceIntent, "ports" | "members" | "edgePrefix">): EdgeMemberInput[] {
+  return intent.ports.flatMap((port) =>
+    intent.members.map((member) => ({
+      name: edgeMemberName(intent.edgePrefix, port.port, member.address, port.nodePort),
+      frontend_port: port.port,
+      address: member.address,
+      port: port.nodePort,
+      weight: 100,
+      enabled: true,
+    }))
+  );
+}
+
+/** One pass over a Service on an edge: the call, the status and the framework's events; or why it cannot be done. */
+export type EdgePlan =
+  | { ok: false; problem: string }
+  | {
+    ok: true;
+    calls: CloudCall[];
+    events: PlannedEvent[];
+    ingress?: Ingress[];
+    served: boolean;
+    ensuringOpen: boolean;
+  };
+
+/**
+ * Plans the Service's members on `edge`: refuses an edge that is not combined with the `load_balancer` role and a port
+ * another member serves; otherwise one `update_edge` with the whole member list when it changes. The events follow
+ * the rule of the dedicated plan (`EnsuringLoadBalancer` … `EnsuredLoadBalancer` once the edge has an address).
+ */
+export function planEdge(
+  edge: Edge,
+  intent: Pick<ServiceIntent, "ports" | "members" | "edgePrefix">,
+  state: { currentIngress: { ip?: string }[]; ensuringOpen: boolean; recordChanges: boolean },
+): EdgePlan {
+  if (!isCombinedLoadBalancerEdge(edge)) {
+    return {
+      ok: false,
+      problem: `edge ${edge.id} is not a combined edge with the load_balancer role; drop the edge annotation to use ` +
+        "a dedicated load balancer",
+    };
+  }
+  const plan = edgeMembersPlan(edge, intent.edgePrefix, wantedEdgeMembers(intent));
+  if (!plan.ok) return { ok: false, problem: plan.conflict };
+  const calls: CloudCall[] = plan.changed
+    ? [{ operation: "update_edge", edgeId: edge.id, body: { members: plan.members } }]
+    : [];
+  const ingress = edgeIngress(edge);
+  const served = ingress.length > 0;
+  const statusChanges = served && !sameIngress(state.currentIngress, ingress);
+  const { events, ensuringOpen } = passEvents({
+    changes: calls.length > 0 || statusChanges || state.recordChanges,
+    membersOnly: false,
+    served,
+    ensuringOpen: state.ensuringOpen,
+  });
+  return { ok: true, calls, events, ingress: statusChanges ? ingress : undefined, served, ensuringOpen };
 }

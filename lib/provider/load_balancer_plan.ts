@@ -1,188 +1,61 @@
 /**
- * What a Service's dedicated load balancer should look like, and the smallest set of API calls that gets it there.
- * Pure functions: ports, eligible nodes, members per IP family (IPv6 first, private addresses first), the listener
- * diff (`reference-behaviour.md` §3.5–3.7) and the Service status.
+ * A Service's dedicated load balancer: what it should look like and the API calls, with their bodies, that get it
+ * there from what exists — a new load balancer (create, then per port a backend, its members and a frontend) or the
+ * smallest change to an existing one (stale frontends first, backends created or updated, members replaced in one
+ * call per backend, frontends remade when their port, backend or TLS options changed, stale backends last). Also the
+ * framework's events for the pass, the `ImmutableSetting` notice and the Service status. Pure functions.
  *
  * @module
  */
 import { parseIp } from "../ip_address.ts";
-import type { SlimNode, SlimService } from "../kube/slim.ts";
-import type { LoadBalancer } from "../cloud/schemas.ts";
+import type { LoadBalancer, ZoneCapabilities } from "../cloud/schemas.ts";
+import type { CreateLoadBalancerInput, MemberInput } from "../cloud/client.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
-import { listenerName } from "./load_balancer_names.ts";
+import type { BackendRef, CloudCall, LoadBalancerRef } from "./cloud_calls.ts";
+import { listenerName, memberName } from "./load_balancer_names.ts";
+import type { DesiredMember } from "./member_selection.ts";
+import type { HighAvailabilityMode, Notice, ServiceIntent } from "./service_plan.ts";
 
-/** A forwarded port. */
-export interface ForwardedPort {
-  /** Service port (frontend port). */
-  port: number;
-  /** Node port (member port). */
-  nodePort: number;
-}
-
-/** The ports of a Service as the load balancer sees them. */
-export interface PortPlan {
-  /** TCP ports with their node ports, in Service order. */
-  tcp: ForwardedPort[];
-  /** Ports not forwarded (`53/UDP`). */
-  unsupported: string[];
-  /** TCP ports without a node port. */
-  withoutNodePort: number[];
-}
-
-/** Splits a Service's ports: TCP with node ports, other protocols, TCP without node port. */
-export function portPlan(service: SlimService): PortPlan {
-  const plan: PortPlan = { tcp: [], unsupported: [], withoutNodePort: [] };
-  const seen = new Set<number>();
-  for (const port of service.ports) {
-    const protocol = (port.protocol || "TCP").toUpperCase();
-    if (protocol !== "TCP") {
-      plan.unsupported.push(`${port.port}/${protocol}`);
-      continue;
-    }
-    if (seen.has(port.port)) continue;
-    seen.add(port.port);
-    if (!port.nodePort) plan.withoutNodePort.push(port.port);
-    else plan.tcp.push({ port: port.port, nodePort: port.nodePort });
-  }
-  return plan;
-}
-
-/** The exclusion label of the framework. */
-export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
-/** The cluster autoscaler's taint on nodes it is removing. */
-export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
-
-/** The framework's stable node set: not being deleted, not excluded, not being removed by the autoscaler. */
-export function eligibleNodes(nodes: SlimNode[]): SlimNode[] {
-  return nodes.filter((node) => {
-    if (node.deletionTimestamp) return false;
-    const exclude = node.labels[EXCLUDE_LABEL];
-    if (exclude !== undefined && exclude.toLowerCase() !== "false") return false;
-    return !node.taints.some((t) => t.key === AUTOSCALER_TAINT);
-  }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/** The Service's IP families, IPv6 first; both when none are set. */
-export function serviceFamilies(service: SlimService): (4 | 6)[] {
-  const families = service.ipFamilies.map((f) => (f === "IPv6" ? 6 : 4) as 4 | 6);
-  if (families.length === 0) return [6, 4];
-  return [...new Set(families)].sort((a, b) => b - a);
-}
-
-/** A member to send. */
-export interface DesiredMember {
-  /** Node the member stands for. */
-  node: string;
+/** A Service status ingress entry. */
+export interface Ingress {
   /** Address. */
-  address: string;
+  ip: string;
 }
 
-/**
- * Member addresses for a load balancer on a private network: per family (IPv6 first), per node (by name), the
- * node's first InternalIP of that family, else its first ExternalIP.
- */
-export function memberAddresses(nodes: SlimNode[], families: (4 | 6)[]): DesiredMember[] {
-  const members: DesiredMember[] = [];
-  for (const family of families) {
-    for (const node of nodes) {
-      const pick = (type: string) =>
-        node.addresses.filter((a) => a.type === type).map((a) => parseIp(a.address)).find((ip) =>
-          ip?.family === family
-        );
-      const ip = pick("InternalIP") ?? pick("ExternalIP");
-      if (ip) members.push({ node: node.name, address: ip.text });
-    }
-  }
-  return members;
+/** An event the controller records, before the calls are sent or after they all succeeded. */
+export interface PlannedEvent {
+  /** When to record it. */
+  when: "before" | "after";
+  /** Event type. */
+  type: "Normal" | "Warning";
+  /** Reason. */
+  reason: string;
+  /** Message. */
+  message: string;
 }
 
-/** A member with its name and port. */
-export interface NamedMember {
-  /** Member name. */
-  name: string;
-  /** Address. */
-  address: string;
-  /** Node port. */
-  port: number;
+/** The framework's events (source `service-controller`). */
+export const FRAMEWORK_EVENTS = {
+  ensuring: { type: "Normal", reason: "EnsuringLoadBalancer", message: "Ensuring load balancer" },
+  ensured: { type: "Normal", reason: "EnsuredLoadBalancer", message: "Ensured load balancer" },
+  updated: { type: "Normal", reason: "UpdatedLoadBalancer", message: "Updated load balancer with new hosts" },
+} as const;
+
+/** The members of one backend: the chosen addresses on the port's node port, named as the Go controller names them. */
+export function backendMembers(members: DesiredMember[], nodePort: number): MemberInput[] {
+  return members.map((m) => ({ name: memberName(m.node, m.address), address: m.address, port: nodePort }));
 }
 
 /** Members of one backend differ from the desired ones (compared as multisets of name, address, port). */
-export function membersDiffer(current: { name: string; address: string; port: number }[], desired: NamedMember[]) {
+export function membersDiffer(
+  current: { name: string; address: string; port: number }[],
+  desired: { name: string; address: string; port: number }[],
+): boolean {
   const key = (m: { name: string; address: string; port: number }) =>
     `${m.name}|${parseIp(m.address)?.text ?? m.address}|${m.port}`;
   const a = current.map(key).sort();
   const b = desired.map(key).sort();
   return a.length !== b.length || a.some((k, i) => k !== b[i]);
-}
-
-/** One step of the listener plan. */
-export type ListenerStep =
-  | { kind: "delete-frontend"; frontendId: string; name: string }
-  | { kind: "create-backend"; name: string; port: number }
-  | { kind: "update-backend"; backendId: string; name: string }
-  | { kind: "replace-members"; backendName: string; port: number }
-  | { kind: "create-frontend"; name: string; port: number }
-  | { kind: "delete-backend"; backendId: string; name: string };
-
-/**
- * The steps that bring the load balancer's listeners to the Service's TCP ports: stale frontends go first; each port
- * gets a `tcp-<port>` backend (created, or its health check or balance updated) and members; a frontend whose port
- * or backend is wrong is recreated; stale backends go last. Members are decided by the caller per backend.
- */
-export function listenerSteps(
-  lb: LoadBalancer,
-  ports: ForwardedPort[],
-  settings: Pick<LoadBalancerSettings, "healthCheck" | "balance"> & Partial<FrontendSettings>,
-): ListenerStep[] {
-  const steps: ListenerStep[] = [];
-  const wanted = new Map(ports.map((p) => [listenerName(p.port), p]));
-  const protocol = settings.protocol ?? "tcp";
-  for (const frontend of lb.frontends) {
-    if (!wanted.has(frontend.name)) {
-      steps.push({ kind: "delete-frontend", frontendId: frontend.id, name: frontend.name });
-    }
-  }
-  for (const [name, port] of wanted) {
-    let backend = lb.backends.find((b) => b.name === name);
-    let frontend = lb.frontends.find((f) => f.name === name);
-    if (backend && backend.mode !== protocol) {
-      // A backend's mode cannot change: its frontend and the backend are made again.
-      if (frontend) steps.push({ kind: "delete-frontend", frontendId: frontend.id, name });
-      steps.push({ kind: "delete-backend", backendId: backend.id, name });
-      backend = undefined;
-      frontend = undefined;
-    }
-    if (!backend) steps.push({ kind: "create-backend", name, port: port.port });
-    else {
-      const hc = backend.health_check;
-      const want = settings.healthCheck;
-      const healthDiffers = hc.type !== want.type || hc.interval_seconds !== want.interval_seconds ||
-        hc.rise !== want.rise || hc.fall !== want.fall ||
-        // Path and expected status only matter for http checks (an API may normalise them for tcp ones).
-        (want.type === "http" && (hc.path !== want.path || hc.expected_status !== want.expected_status));
-      if (healthDiffers || backend.balance !== settings.balance) {
-        steps.push({ kind: "update-backend", backendId: backend.id, name });
-      }
-    }
-    steps.push({ kind: "replace-members", backendName: name, port: port.nodePort });
-    const backendId = backend?.id;
-    const options = frontendSettings(port.port, settings);
-    const optionsDiffer = frontend !== undefined &&
-      (Boolean(frontend.tls) !== options.tls || Boolean(frontend.redirect_to_https) !== options.redirect_to_https ||
-        (frontend.certificate_ids ?? []).join(",") !== options.certificate_ids.join(","));
-    if (
-      frontend && (frontend.port !== port.port || (backendId && frontend.backend_id !== backendId) || optionsDiffer)
-    ) {
-      steps.push({ kind: "delete-frontend", frontendId: frontend.id, name });
-      steps.push({ kind: "create-frontend", name, port: port.port });
-    } else if (!frontend) {
-      steps.push({ kind: "create-frontend", name, port: port.port });
-    }
-  }
-  for (const backend of lb.backends) {
-    if (!wanted.has(backend.name)) steps.push({ kind: "delete-backend", backendId: backend.id, name: backend.name });
-  }
-  return steps;
 }
 
 /** How frontends are set up. */
@@ -204,14 +77,166 @@ export function frontendSettings(
   };
 }
 
+/** What the listener plan reads of a Service's intent. */
+export type ListenerIntent = Pick<ServiceIntent, "ports" | "members"> & {
+  settings: Pick<LoadBalancerSettings, "healthCheck" | "balance"> & Partial<FrontendSettings>;
+};
+
+/**
+ * The calls that bring a load balancer's listeners to the Service's TCP ports. `lb` is the full document (empty
+ * `frontends`/`backends` for one the plan creates) and `ref` how calls name it.
+ */
+export function listenerCalls(
+  lb: Pick<LoadBalancer, "frontends" | "backends">,
+  intent: ListenerIntent,
+  ref: LoadBalancerRef,
+): CloudCall[] {
+  const calls: CloudCall[] = [];
+  const { settings } = intent;
+  const wanted = new Map(intent.ports.map((p) => [listenerName(p.port), p]));
+  const protocol = settings.protocol ?? "tcp";
+  for (const frontend of lb.frontends) {
+    if (!wanted.has(frontend.name)) {
+      calls.push({
+        operation: "delete_load_balancer_frontend",
+        loadBalancer: ref,
+        frontendId: frontend.id,
+        name: frontend.name,
+      });
+    }
+  }
+  for (const [name, port] of wanted) {
+    let backend = lb.backends.find((b) => b.name === name);
+    let frontend = lb.frontends.find((f) => f.name === name);
+    if (backend && backend.mode !== protocol) {
+      // A backend's mode cannot change: its frontend and the backend are made again.
+      if (frontend) {
+        calls.push({ operation: "delete_load_balancer_frontend", loadBalancer: ref, frontendId: frontend.id, name });
+      }
+      calls.push({ operation: "delete_load_balancer_backend", loadBalancer: ref, backend: { id: backend.id }, name });
+      backend = undefined;
+      frontend = undefined;
+    }
+    const backendRef: BackendRef = backend ? { id: backend.id } : { createdName: name };
+    if (!backend) {
+      calls.push({
+        operation: "create_load_balancer_backend",
+        loadBalancer: ref,
+        body: { name, mode: protocol, balance: settings.balance, health_check: settings.healthCheck },
+      });
+    } else {
+      const hc = backend.health_check;
+      const want = settings.healthCheck;
+      const healthDiffers = hc.type !== want.type || hc.interval_seconds !== want.interval_seconds ||
+        hc.rise !== want.rise || hc.fall !== want.fall ||
+        // Path and expected status only matter for http checks (an API may normalise them for tcp ones).
+        (want.type === "http" && (hc.path !== want.path || hc.expected_status !== want.expected_status));
+      if (healthDiffers || backend.balance !== settings.balance) {
+        calls.push({
+          operation: "update_load_balancer_backend",
+          loadBalancer: ref,
+          backend: backendRef,
+          name,
+          body: { balance: settings.balance, health_check: settings.healthCheck },
+        });
+      }
+    }
+    const members = backendMembers(intent.members, port.nodePort);
+    if (!backend || membersDiffer(backend.members, members)) {
+      calls.push({
+        operation: "replace_load_balancer_members",
+        loadBalancer: ref,
+        backend: backendRef,
+        name,
+        body: { members },
+      });
+    }
+    const options = frontendSettings(port.port, settings);
+    const optionsDiffer = frontend !== undefined &&
+      (Boolean(frontend.tls) !== options.tls || Boolean(frontend.redirect_to_https) !== options.redirect_to_https ||
+        (frontend.certificate_ids ?? []).join(",") !== options.certificate_ids.join(","));
+    const stale = frontend !== undefined &&
+      (frontend.port !== port.port || (backend !== undefined && frontend.backend_id !== backend.id) || optionsDiffer);
+    if (frontend && stale) {
+      calls.push({ operation: "delete_load_balancer_frontend", loadBalancer: ref, frontendId: frontend.id, name });
+    }
+    if (!frontend || stale) {
+      calls.push({
+        operation: "create_load_balancer_frontend",
+        loadBalancer: ref,
+        backend: backendRef,
+        body: { name, port: port.port, ...options },
+      });
+    }
+  }
+  for (const backend of lb.backends) {
+    if (!wanted.has(backend.name)) {
+      calls.push({
+        operation: "delete_load_balancer_backend",
+        loadBalancer: ref,
+        backend: { id: backend.id },
+        name: backend.name,
+      });
+    }
+  }
+  return calls;
+}
+
+/** What decides whether a new load balancer is a pair. */
+export interface HighAvailabilityInput {
+  /** The configured mode. */
+  mode: HighAvailabilityMode;
+  /** The zone. */
+  zone: string;
+  /** The zone's capabilities; `unknown` when the API could not say (404, 405, 401, 403): a pair is assumed. */
+  capabilities: ZoneCapabilities | "unknown" | undefined;
+}
+
+/** Pair or single VM, and why a single VM (for the `SingleNodeLoadBalancer` event). */
+export function chooseHighAvailability(input: HighAvailabilityInput): { pair: boolean; singleReason?: string } {
+  if (input.mode === "true") return { pair: true };
+  if (input.mode === "false") {
+    return { pair: false, singleReason: "ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY is false" };
+  }
+  const capabilities = input.capabilities;
+  if (!capabilities || capabilities === "unknown" || capabilities.features.load_balancer_ha) return { pair: true };
+  return {
+    pair: false,
+    singleReason: `zone ${input.zone} is at growth stage ${capabilities.stage} with ` +
+      `${capabilities.compute_nodes ?? capabilities.servers} compute node(s) and cannot place a pair on different ` +
+      "compute nodes",
+  };
+}
+
+/** The body of `create_load_balancer`, exactly as the Go controller sends it (key order included). */
+export function createLoadBalancerBody(
+  intent: Pick<ServiceIntent, "loadBalancerName" | "labels"> & { settings: Pick<LoadBalancerSettings, "ipv4"> },
+  placement: { zone: string; networkId: string; pair: boolean },
+): CreateLoadBalancerInput {
+  return {
+    zone: placement.zone,
+    name: intent.loadBalancerName,
+    network_id: placement.networkId,
+    labels: intent.labels,
+    ...(placement.pair ? {} : { high_availability: false }),
+    public_ipv4: intent.settings.ipv4,
+  };
+}
+
+/** The `SingleNodeLoadBalancer` message of a load balancer created as a single VM. */
+export function singleNodeMessage(loadBalancerId: string, reason: string): string {
+  return `load balancer ${loadBalancerId} runs as a single VM without failover (high_availability: false): ${reason}. ` +
+    "It stays single when the zone grows; recreate the Service to get a pair.";
+}
+
 /**
  * The Service's ingress: every public IPv6 of the load balancer (both VMs of a pair), then its IPv4. No `ipMode`
  * (as the Go controller): clusters without the field would strip it and every pass would look like a change.
  */
-export function loadBalancerIngress(lb: LoadBalancer): { ip: string }[] {
+export function loadBalancerIngress(lb: Pick<LoadBalancer, "public_ipv6_addresses" | "public_ipv6" | "public_ipv4">) {
   const ips = [...new Set([...(lb.public_ipv6_addresses ?? []), ...(lb.public_ipv6 ? [lb.public_ipv6] : [])])];
   if (lb.public_ipv4) ips.push(lb.public_ipv4);
-  return ips.map((ip) => ({ ip }));
+  return ips.map((ip): Ingress => ({ ip }));
 }
 
 /** True when two ingress lists hold the same addresses in the same order. */
@@ -219,19 +244,137 @@ export function sameIngress(a: { ip?: string }[], b: { ip?: string }[]): boolean
   return a.length === b.length && a.every((x, i) => x.ip === b[i].ip);
 }
 
-/** The zone of a new load balancer: annotation, configured default, then the first node (by name) that has one. */
-export function chooseZone(
-  settings: Pick<LoadBalancerSettings, "zone">,
-  defaultZone: string | undefined,
-  nodes: SlimNode[],
-): string | undefined {
-  if (settings.zone) return settings.zone;
-  if (defaultZone) return defaultZone;
-  for (const node of [...nodes].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const label = node.labels["topology.kubernetes.io/zone"];
-    if (label) return label;
-    const match = /^ankracloud:\/\/([^/]+)\/[^/]+$/.exec(node.providerID ?? "");
-    if (match) return match[1];
+/** The `ImmutableSetting` notice: creation-time settings the running load balancer does not have. */
+export function immutableNotice(
+  lb: Pick<LoadBalancer, "id" | "network_id" | "public_ipv4" | "state">,
+  settings: Pick<LoadBalancerSettings, "networkId" | "ipv4">,
+  defaultNetworkId?: string,
+): Notice {
+  const wantedNetwork = settings.networkId ?? defaultNetworkId;
+  const problems: string[] = [];
+  if (wantedNetwork && lb.network_id && wantedNetwork !== lb.network_id) {
+    problems.push(
+      `load balancer ${lb.id} is on network ${lb.network_id}, not the requested ${wantedNetwork}; the network is ` +
+        "chosen at creation: recreate the Service to move it",
+    );
   }
-  return undefined;
+  if (settings.ipv4 && !lb.public_ipv4 && lb.state === "running") {
+    problems.push(
+      `load balancer ${lb.id} has no public IPv4 although load-balancer.ankra.cloud/ipv4 asks for one; IPv4 is ` +
+        "honoured at creation: recreate the Service to add it",
+    );
+  }
+  return { topic: "immutable", reason: "ImmutableSetting", message: problems.length ? problems.join("; ") : undefined };
+}
+
+/** The plan of one pass over a Service's dedicated load balancer. */
+export interface LoadBalancerPlan {
+  /** The calls, in order. */
+  calls: CloudCall[];
+  /** Events of the framework's service controller to record. */
+  events: PlannedEvent[];
+  /** The status to write after the calls, when it differs from the Service's. */
+  ingress?: Ingress[];
+  /** True when the load balancer has an address after this pass (or already had it): the Service is served. */
+  served: boolean;
+  /** True while an `EnsuringLoadBalancer` has no `EnsuredLoadBalancer` yet (carried to the next pass). */
+  ensuringOpen: boolean;
+}
+
+/** What {@linkcode planLoadBalancer} needs. */
+export interface LoadBalancerPlanInput {
+  /** The Service's intent. */
+  intent: ListenerIntent;
+  /** The Service's current status ingress. */
+  currentIngress: { ip?: string }[];
+  /** The load balancer (full document), or the create body of a new one. */
+  target: { existing: LoadBalancer } | { create: CreateLoadBalancerInput };
+  /** True when an earlier pass recorded `EnsuringLoadBalancer` and no `EnsuredLoadBalancer` followed yet. */
+  ensuringOpen: boolean;
+  /** Set for an unlabelled load balancer found by name: it gets these labels first (adoption). */
+  adopt?: { labels: Record<string, string> };
+}
+
+/** What a pass does, as far as the framework's events are concerned. */
+export interface PassShape {
+  /** The pass sends calls or writes the status. */
+  changes: boolean;
+  /** Its only calls replace members (a node change). */
+  membersOnly: boolean;
+  /** The load balancer has an address after the pass. */
+  served: boolean;
+  /** An earlier pass recorded `EnsuringLoadBalancer` and no `EnsuredLoadBalancer` followed yet. */
+  ensuringOpen: boolean;
+}
+
+/**
+ * The framework's events of a pass: `UpdatedLoadBalancer` after a pass that only replaced members;
+ * `EnsuringLoadBalancer` before any other pass that changes something (unless one is still open), and
+ * `EnsuredLoadBalancer` once the load balancer is served — so the two always come as a pair, possibly over several
+ * passes while it provisions. Returns the events and whether an `EnsuringLoadBalancer` stays open.
+ */
+export function passEvents(pass: PassShape): { events: PlannedEvent[]; ensuringOpen: boolean } {
+  if (pass.membersOnly && !pass.ensuringOpen) {
+    return { events: [{ when: "after", ...FRAMEWORK_EVENTS.updated }], ensuringOpen: false };
+  }
+  if (!pass.changes && !pass.ensuringOpen) return { events: [], ensuringOpen: false };
+  const events: PlannedEvent[] = [];
+  if (!pass.ensuringOpen) events.push({ when: "before", ...FRAMEWORK_EVENTS.ensuring });
+  if (!pass.served) return { events, ensuringOpen: true };
+  events.push({ when: "after", ...FRAMEWORK_EVENTS.ensured });
+  return { events, ensuringOpen: false };
+}
+
+/**
+ * One pass over a dedicated load balancer: the calls (a create and every listener for a new one; the difference for
+ * an existing one), the status, and the framework's events ({@linkcode passEvents}).
+ */
+export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan {
+  const { intent, target } = input;
+  const calls: CloudCall[] = [];
+  let ingress: Ingress[] = [];
+  if ("create" in target) {
+    calls.push({ operation: "create_load_balancer", body: target.create });
+    calls.push(...listenerCalls({ frontends: [], backends: [] }, intent, { created: true }));
+  } else {
+    if (input.adopt) {
+      calls.push({
+        operation: "update_load_balancer",
+        loadBalancer: { id: target.existing.id },
+        body: { labels: { ...target.existing.labels, ...input.adopt.labels } },
+      });
+    }
+    calls.push(...listenerCalls(target.existing, intent, { id: target.existing.id }));
+    ingress = loadBalancerIngress(target.existing);
+  }
+  const served = ingress.length > 0;
+  const statusChanges = served && !sameIngress(input.currentIngress, ingress);
+  const { events, ensuringOpen } = passEvents({
+    changes: calls.length > 0 || statusChanges,
+    membersOnly: calls.length > 0 && !statusChanges &&
+      calls.every((c) => c.operation === "replace_load_balancer_members"),
+    served,
+    ensuringOpen: input.ensuringOpen,
+  });
+  return { calls, events, ingress: statusChanges ? ingress : undefined, served, ensuringOpen };
+}
+
+/**
+ * The status and events once a provisioning load balancer has its address (seen by a poll): the address, and the
+ * `EnsuredLoadBalancer` that closes the pair.
+ */
+export function planServed(
+  currentIngress: { ip?: string }[],
+  lb: Pick<LoadBalancer, "public_ipv6_addresses" | "public_ipv6" | "public_ipv4">,
+  ensuringOpen: boolean,
+): { ingress?: Ingress[]; events: PlannedEvent[] } {
+  const ingress = loadBalancerIngress(lb);
+  const statusChanges = ingress.length > 0 && !sameIngress(currentIngress, ingress);
+  const { events } = passEvents({
+    changes: statusChanges,
+    membersOnly: false,
+    served: ingress.length > 0,
+    ensuringOpen,
+  });
+  return { ingress: statusChanges ? ingress : undefined, events };
 }

@@ -63,11 +63,6 @@ export function hasShutdownTaint(node: SlimNode): boolean {
   return node.taints.some((t) => t.key === SHUTDOWN_TAINT);
 }
 
-/** The node's taints without `key`. */
-export function withoutTaint(taints: Taint[], key: string): Taint[] {
-  return taints.filter((t) => t.key !== key);
-}
-
 /** The shutdown taint as the framework adds it. */
 export function shutdownTaint(now: Date): Taint {
   return { key: SHUTDOWN_TAINT, effect: "NoSchedule", timeAdded: now.toISOString().replace(/\.\d+Z$/, "Z") };

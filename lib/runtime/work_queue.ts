@@ -1,13 +1,15 @@
 /**
  * A controller work queue: keys are deduplicated, one worker handles a key at a time (a key added while it is being
  * handled runs again afterwards), failures retry with per-key exponential backoff (5 s → 300 s, the framework's
- * service-controller values), a handler can ask to look again after N ms, and shutdown waits for the handlers in
- * flight.
+ * service-controller values), a handler can ask to look again after N ms, a {@linkcode WaitingForUser} error waits for
+ * the user (no backoff, a slow recheck), and shutdown waits for the handlers in flight. This is the one place that
+ * decides between retry, look-again-later and wait-for-the-user.
  *
  * @module
  */
 import * as log from "../log.ts";
 import type { MetricsRegistry } from "./metrics.ts";
+import { WaitingForUser } from "./waiting_for_user.ts";
 
 /** What a handler returns: nothing (done) or when to look again. */
 export type ReconcileResult = void | { requeueAfterMs: number };
@@ -152,7 +154,8 @@ export class WorkQueue {
   }
 
   /**
-   * Starts the workers with `handler`. A thrown error retries the key with backoff; `{requeueAfterMs}` looks again
+   * Starts the workers with `handler`. A thrown error retries the key with backoff; a thrown
+   * {@linkcode WaitingForUser} looks again after its recheck time without backoff; `{requeueAfterMs}` looks again
    * after that time (and resets the backoff); nothing forgets the key's failures.
    */
   start(handler: (key: string) => Promise<ReconcileResult>): void {
@@ -171,6 +174,12 @@ export class WorkQueue {
           this.forget(key);
           if (result && result.requeueAfterMs >= 0) this.addAfter(key, result.requeueAfterMs);
         } catch (cause) {
+          if (cause instanceof WaitingForUser) {
+            this.forget(key);
+            this.addAfter(key, cause.recheckAfterMs);
+            log.info(2, "waiting for the user", { queue: this.#options.name, key, reason: cause.reason, error: cause });
+            continue;
+          }
           const delay = this.addRateLimited(key);
           log.info(2, "reconcile failed; retrying", {
             queue: this.#options.name,

@@ -31,13 +31,13 @@ Deno.test("servers are listed across several pages and filtered by exact hostnam
     interfaces: [{ network_id: "net-1" }],
   }));
   await using cloud = await startTestCloud(testSeed({ servers }));
-  const all = await cloud.client.listServers();
+  const all = (await cloud.client.listServers()).items;
   assert.equal(all.length, 230);
   assert.equal(new Set(all.map((s) => s.id)).size, 230);
   assert.equal(cloud.simulator.sim.count("list_servers"), 3, "100 + 100 + 30");
-  const one = await cloud.client.listServers({ hostname: "worker-1" });
+  const one = (await cloud.client.listServers({ hostname: "worker-1" })).items;
   assert.deepEqual(one.map((s) => s.hostname), ["worker-1"], "worker-10.. are not matches for worker-1");
-  const odd = await cloud.client.listServers({ labels: { pool: "odd" } });
+  const odd = (await cloud.client.listServers({ labels: { pool: "odd" } })).items;
   assert.equal(odd.length, 115);
   const server = await cloud.client.getServer(all[0].id);
   assert.equal(server.hostname, "worker-0");
@@ -63,7 +63,7 @@ Deno.test("zones, their capabilities and networks are read and validated", async
   assert.match(one.reasons.load_balancer_ha, /1 compute node\(s\); it needs 2/);
   assert.ok("datacenters" in one, "unknown fields are kept, not refused");
   assert.ok(isNotFound(await failure(cloud.client.getZoneCapabilities("us-nowhere"))));
-  const networks = await cloud.client.listNetworks();
+  const networks = (await cloud.client.listNetworks()).items;
   assert.deepEqual(networks.map((n) => n.id), ["net-1"]);
   const network = await cloud.client.getNetwork("net-1");
   assert.equal(network.cidr, "10.0.0.0/16");
@@ -90,7 +90,7 @@ Deno.test("a load balancer is created, becomes running with its addresses, and i
   assert.equal(running.public_ipv6_addresses.length, 2, "an HA pair has two IPv6 frontend addresses");
   assert.equal(running.public_ipv6, running.public_ipv6_addresses[0]);
   assert.equal(running.public_ipv4, null, "no IPv4 unless asked");
-  const found = await cloud.client.listLoadBalancers({ labels: LB_LABELS });
+  const found = (await cloud.client.listLoadBalancers({ labels: LB_LABELS })).items;
   assert.deepEqual(found.map((lb) => lb.id), [loadBalancer.id]);
   assert.deepEqual(found[0].backends, [], "list items come without backends");
   const renamed = await cloud.client.updateLoadBalancer(loadBalancer.id, { labels: { ...LB_LABELS, extra: "x" } });
@@ -201,7 +201,7 @@ Deno.test("edges are read and their members replaced with an edge.sync operation
   assert.deepEqual(changed.members.map((m) => m.name), ["hand-made", "kabc-1"]);
   await sleep(300);
   assert.equal((await cloud.client.getOperation(operation.id)).status, "succeeded");
-  assert.equal((await cloud.client.listEdges()).length, 1);
+  assert.equal((await cloud.client.listEdges()).items.length, 1);
   const emptied = await cloud.client.updateEdge("edge-1", { members: [] });
   assert.deepEqual(emptied.edge.members, []);
 });
@@ -381,16 +381,28 @@ Deno.test("a create that failed after running surfaces idempotency_key_outcome_u
   assert.equal(error.reason, "idempotency_key_outcome_unknown");
   assert.ok(!error.transient, "the caller must look the load balancer up before creating again");
   assert.equal(sim.loadBalancers.items.size, 1);
-  assert.equal((await cloud.client.listLoadBalancers({ labels: LB_LABELS })).length, 1);
+  assert.equal((await cloud.client.listLoadBalancers({ labels: LB_LABELS })).items.length, 1);
 });
 
-Deno.test("the request budget holds a burst of 500 calls to its rate, and the API never answers 429", async () => {
+Deno.test("following the API's limit, a burst the window allows goes out at once and meets no 429", async () => {
+  await using cloud = await startTestCloud(testSeed({ settings: { rate_limit_per_minute: 200 } }));
+  await cloud.client.listZones(); // learns the limit
+  const started = performance.now();
+  await Promise.all(Array.from({ length: 170 }, () => cloud.client.listZones()));
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  assert.ok(elapsedSeconds < 5, `170 calls of a 200/min window took ${elapsedSeconds.toFixed(2)} s: nothing paced`);
+  assert.ok(cloud.simulator.sim.log.every((e) => e.status === 200), "no 429");
+  assert.equal(cloud.client.budget.apiLimit, 200);
+  assert.equal(cloud.client.budget.apiRemaining, 29);
+});
+
+Deno.test("the optional upper bound holds a burst of 500 calls to its rate, and the API never answers 429", async () => {
   const ratePerSecond = 200;
-  const burst = 10;
   await using cloud = await startTestCloud(testSeed({ settings: { rate_limit_per_minute: 100_000 } }), {
-    requestsPerMinute: ratePerSecond * 60,
-    burst,
+    maxRequestsPerMinute: ratePerSecond * 60,
+    burst: 10,
   });
+  const burst = 10;
   const started = performance.now();
   await Promise.all(Array.from({ length: 500 }, () => cloud.client.listZones()));
   const elapsedSeconds = (performance.now() - started) / 1000;
@@ -408,8 +420,8 @@ Deno.test("the request budget holds a burst of 500 calls to its rate, and the AP
   assert.ok(busiest <= ratePerSecond * 1.1 + burst, `busiest second held ${busiest} requests`);
 });
 
-Deno.test("clients share one budget: two clients together stay within it", async () => {
-  await using cloud = await startTestCloud(testSeed(), { requestsPerMinute: 100 * 60, burst: 5 });
+Deno.test("clients share one budget: two clients together stay within the upper bound", async () => {
+  await using cloud = await startTestCloud(testSeed(), { maxRequestsPerMinute: 100 * 60, burst: 5 });
   const second = cloud.clientWith({ budget: cloud.client.budget });
   const started = performance.now();
   await Promise.all([

@@ -151,7 +151,7 @@ Deno.test("two servers with the node's hostname: one Warning telling the user to
   }
 });
 
-Deno.test("a node no server has gets one clear Warning, keeps its taint, retries with backoff and joins once the server appears", async () => {
+Deno.test("a node no server has gets one clear Warning, keeps its taint, waits for the user and joins once a fresh list has its server", async () => {
   await using env = await startNodeControllers();
   const name = uniqueName("orphan");
   await createNode(name);
@@ -322,5 +322,34 @@ Deno.test("a NotReady node of another provider is left alone: no lookup, no even
     assert.equal(env.cloud.simulator.sim.count("get_server"), 0);
   } finally {
     await deleteNode(name);
+  }
+});
+
+Deno.test("fifty nodes joining at once get their servers' legs from the networks, not one call per node", async () => {
+  await using env = await startNodeControllers();
+  const sim = env.cloud.simulator.sim;
+  const prefix = uniqueName("burst");
+  const names = Array.from({ length: 50 }, (_, i) => `${prefix}-${i}`);
+  for (const name of names) {
+    sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }));
+  }
+  const interfaceCalls = sim.count("list_server_interfaces");
+  await Promise.all(names.map((name) => createNode(name)));
+  try {
+    await eventually(
+      async () => (await Promise.all(names.map(getNode))).every((n) => !tainted(n, UNINITIALIZED)),
+      30_000,
+      "all initialised",
+    );
+    const perNode = sim.count("list_server_interfaces") - interfaceCalls;
+    assert.ok(perNode < 10, `${perNode} list_server_interfaces calls for 50 nodes`);
+    assert.ok(sim.count("get_network") >= 1, "the legs came from get_network");
+    const node = await getNode(names[7]);
+    assert.ok(
+      node.status!.addresses!.some((a) => a.type === "InternalIP" && a.address.startsWith("10.0.")),
+      "each node still gets its private addresses",
+    );
+  } finally {
+    await Promise.all(names.map(deleteNode));
   }
 });

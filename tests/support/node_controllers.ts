@@ -64,7 +64,7 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
     informerRun,
     view.run(stop.signal),
     new NodeController({
-      kube,
+      writes: { kube },
       nodes,
       view,
       events: new EventRecorder(kube, { component: "cloud-node-controller", host: "test" }),
@@ -73,7 +73,7 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
       retryBaseMs: 200,
     }).run(stop.signal),
     new NodeLifecycleController({
-      kube,
+      writes: { kube },
       nodes,
       view,
       events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller", host: "test" }),

@@ -63,7 +63,7 @@ export async function startServiceController(
   const start = () => {
     controllerStop = new AbortController();
     running = new ServiceController({
-      kube,
+      writes: { kube },
       cloud: cloud.client,
       services,
       nodes,

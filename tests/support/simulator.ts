@@ -42,14 +42,14 @@ export interface TestCloud extends AsyncDisposable {
   client: AnkraCloudClient;
   /** A client with another token or options. */
   clientWith(
-    options: { token?: string } & ClientOptions & { requestsPerMinute?: number; burst?: number; timeoutMs?: number },
+    options: { token?: string } & ClientOptions & { maxRequestsPerMinute?: number; burst?: number; timeoutMs?: number },
   ): AnkraCloudClient;
 }
 
 /** Starts a simulator with `seed` and a client; `await using` stops both. */
 export async function startTestCloud(
   seed: Seed = testSeed(),
-  clientOptions: ClientOptions & { requestsPerMinute?: number; burst?: number; timeoutMs?: number } = {},
+  clientOptions: ClientOptions & { maxRequestsPerMinute?: number; burst?: number; timeoutMs?: number } = {},
 ): Promise<TestCloud> {
   const simulator = await startSimulator({ seed });
   const clients: AnkraCloudClient[] = [];
@@ -57,8 +57,8 @@ export async function startTestCloud(
     const client = new AnkraCloudClient({
       apiUrl: simulator.url,
       token: options.token ?? TEST_TOKEN,
-      requestsPerMinute: options.requestsPerMinute ?? 60_000,
-      requestBurst: options.burst ?? 1_000,
+      maxRequestsPerMinute: options.maxRequestsPerMinute,
+      requestBurst: options.burst,
       requestTimeoutMs: options.timeoutMs ?? 5_000,
     }, { retry: { baseDelayMs: 20, maxDelayMs: 200 }, ...options });
     clients.push(client);

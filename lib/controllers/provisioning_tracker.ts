@@ -1,0 +1,130 @@
+/**
+ * Watches load balancers that are still provisioning and hands each one over the moment it has an address, outside
+ * the Service work queue: a backlog of creates never delays a Service's address. One poll serves every provisioning
+ * load balancer: a label-filtered list of this cluster's load balancers (one call per 100), or a read of each when only
+ * a few are waiting. Polls are high priority in the request budget (they may use its reserve). They run every second
+ * while the window has plenty left; once the budget paces, they are spaced to use at most about a twentieth of the
+ * API's limit.
+ *
+ * @module
+ */
+import type { AnkraCloudClient, LoadBalancer } from "../cloud/client.ts";
+import { isNotFound } from "../cloud/errors.ts";
+import * as log from "../log.ts";
+import { abortableSleep } from "../runtime/abort.ts";
+import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";
+import { loadBalancerIngress } from "../provider/load_balancer_plan.ts";
+
+/** Options of {@linkcode ProvisioningTracker}. */
+export interface ProvisioningTrackerOptions {
+  /** `--cluster-name` (the list is filtered by its label). */
+  clusterName: string;
+  /** Least time between polls (default 1 s). */
+  minPollMs?: number;
+  /** A load balancer has its address: write it (called once per tracked load balancer). */
+  onServed(serviceKey: string, lb: LoadBalancer): void;
+  /** A tracked load balancer is gone or being deleted: look at its Service again. */
+  onLost(serviceKey: string): void;
+  /** Summaries of this cluster's load balancers seen by a poll. */
+  onListed?(summaries: LoadBalancer[]): void;
+}
+
+/** The tracker. */
+export class ProvisioningTracker {
+  readonly #cloud: AnkraCloudClient;
+  readonly #options: ProvisioningTrackerOptions;
+  /** Load balancer id → Service key. */
+  readonly #tracked = new Map<string, string>();
+  #wake?: () => void;
+  /** Pages the last list took. */
+  #pages = 1;
+
+  /** Creates the tracker; {@linkcode ProvisioningTracker.run} polls while something is tracked. */
+  constructor(cloud: AnkraCloudClient, options: ProvisioningTrackerOptions) {
+    this.#cloud = cloud;
+    this.#options = options;
+  }
+
+  /** Load balancers waiting for an address. */
+  get size(): number {
+    return this.#tracked.size;
+  }
+
+  /** Waits for `loadBalancerId` (of Service `serviceKey`) to have an address. */
+  track(loadBalancerId: string, serviceKey: string): void {
+    this.#tracked.set(loadBalancerId, serviceKey);
+    this.#wake?.();
+  }
+
+  /** Stops waiting for the load balancers of `serviceKey`. */
+  untrack(serviceKey: string): void {
+    for (const [id, key] of this.#tracked) if (key === serviceKey) this.#tracked.delete(id);
+  }
+
+  #interval(): number {
+    const minimum = this.#options.minPollMs ?? 1_000;
+    const budget = this.#cloud.budget;
+    if (budget.plentyLeft || !budget.apiLimit) return minimum;
+    return Math.max(minimum, Math.min(60_000 / (budget.apiLimit * 0.05), 15_000));
+  }
+
+  /** Polls until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (this.#tracked.size === 0) {
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+          signal.addEventListener("abort", () => resolve(), { once: true });
+        });
+        this.#wake = undefined;
+        if (signal.aborted) return;
+      }
+      await abortableSleep(this.#interval(), signal).catch(() => {});
+      if (signal.aborted) return;
+      await this.poll(signal).catch((cause) => {
+        if (!signal.aborted) log.info(2, "polling provisioning load balancers failed; trying again", { error: cause });
+      });
+    }
+  }
+
+  /** One poll over every tracked load balancer. */
+  async poll(signal?: AbortSignal): Promise<void> {
+    const waiting = [...this.#tracked];
+    if (waiting.length === 0) return;
+    const found = new Map<string, LoadBalancer | undefined>();
+    if (waiting.length <= Math.max(2, this.#pages)) {
+      await Promise.all(waiting.map(async ([id]) => {
+        try {
+          found.set(id, await this.#cloud.getLoadBalancer(id, signal, { priority: "high" }));
+        } catch (cause) {
+          if (isNotFound(cause)) found.set(id, undefined);
+          else throw cause;
+        }
+      }));
+    } else {
+      const listed = await this.#cloud.listLoadBalancers(
+        { labels: { [CLUSTER_LABEL]: this.#options.clusterName } },
+        signal,
+        {
+          priority: "high",
+        },
+      );
+      this.#pages = Math.max(1, Math.ceil((listed.items.length + listed.skipped.length) / 100));
+      this.#options.onListed?.(listed.items);
+      const byId = new Map(listed.items.map((lb) => [lb.id, lb]));
+      const unreadable = new Set(listed.skipped.map((s) => s.id));
+      for (const [id] of waiting) if (!unreadable.has(id)) found.set(id, byId.get(id));
+    }
+    for (const [id, key] of waiting) {
+      if (!found.has(id) || this.#tracked.get(id) !== key) continue;
+      const lb = found.get(id);
+      if (!lb || lb.state === "deleting") {
+        this.#tracked.delete(id);
+        this.#options.onLost(key);
+      } else if (loadBalancerIngress(lb).length > 0) {
+        this.#tracked.delete(id);
+        this.#options.onServed(key, lb);
+      }
+    }
+  }
+}

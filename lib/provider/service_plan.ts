@@ -1,0 +1,322 @@
+/**
+ * What a Service asks of its load balancer, decided from the Service and the nodes alone: whether this controller
+ * serves it at all, its settings (annotations), the ports that are forwarded, the nodes and addresses that become
+ * members, the zone and network of a new load balancer, and the notices the user should see (invalid annotations,
+ * ports or settings that cannot be honoured, too many nodes). Pure functions; the load balancer and edge plans turn
+ * this intent into API calls.
+ *
+ * Only nodes matched to Ankra servers (a providerID `ankracloud://…`) count: a node of another provider, or one not
+ * initialised yet, is never a member and never decides the network.
+ *
+ * @module
+ */
+import { type IpAddress, parseIp, parsePrefix, prefixContains } from "../ip_address.ts";
+import type { SlimNode, SlimService } from "../kube/slim.ts";
+import type { Network } from "../cloud/schemas.ts";
+import { defaultSettings, describeProblems, type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
+import { edgeMemberPrefix, loadBalancerLabels, loadBalancerName } from "./load_balancer_names.ts";
+import { type DesiredMember, MAX_MEMBERS, nodeZone, selectMembers } from "./member_selection.ts";
+import { classifyProviderId } from "./provider_id.ts";
+import { UNINITIALIZED_TAINT } from "./node_plan.ts";
+
+/** The finalizer the framework's service controller uses (and the Go controller with it). */
+export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+/** The exclusion label of the framework. */
+export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
+/** The cluster autoscaler's taint on nodes it is removing. */
+export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
+
+/** Whether new load balancers are HA pairs: decided from the zone (`auto`), always, or never. */
+export type HighAvailabilityMode = "auto" | "true" | "false";
+
+/** Defaults for new load balancers (`ANKRA_CLOUD_NETWORK_ID`, `ANKRA_CLOUD_ZONE`, `…_HIGH_AVAILABILITY`). */
+export interface LoadBalancerDefaults {
+  /** Default private network. */
+  networkId?: string;
+  /** Default zone. */
+  zone?: string;
+  /** HA decision. */
+  highAvailability: HighAvailabilityMode;
+}
+
+/** What every Service plan needs besides the Service and the nodes. */
+export interface ServicePlanOptions {
+  /** `--cluster-name`. */
+  clusterName: string;
+  /** `--load-balancer-class`: also serve Services of this class. */
+  loadBalancerClass?: string;
+  /** Defaults for new load balancers. */
+  defaults: LoadBalancerDefaults;
+}
+
+/** A forwarded port. */
+export interface ForwardedPort {
+  /** Service port (frontend port). */
+  port: number;
+  /** Node port (member port). */
+  nodePort: number;
+}
+
+/** The ports of a Service as the load balancer sees them. */
+export interface PortPlan {
+  /** TCP ports with their node ports, in Service order. */
+  tcp: ForwardedPort[];
+  /** Ports not forwarded (`53/UDP`). */
+  unsupported: string[];
+  /** TCP ports without a node port. */
+  withoutNodePort: number[];
+}
+
+/**
+ * Something the user should see on the Service, reported once per situation (under its `topic`): a Warning while the
+ * situation lasts; `message: undefined` says the situation is over (nothing is recorded, the topic is forgotten).
+ */
+export interface Notice {
+  /** Situation this notice is about; a new message under the same topic is reported again. */
+  topic: "annotations" | "ports" | "settings" | "members" | "immutable" | "service-lb";
+  /** Event reason. */
+  reason: string;
+  /** Event message; undefined when the situation is over. */
+  message?: string;
+}
+
+/** Why nothing is created or changed for a Service until the user acts. */
+export interface WaitForUser {
+  /** The problem and what to do. */
+  message: string;
+  /** True when a {@linkcode Notice} of this pass already tells the user (no further event). */
+  reported: boolean;
+}
+
+/** Everything a Service asks of its load balancer. */
+export interface ServiceIntent {
+  /** `<namespace>/<name>`. */
+  key: string;
+  /** Settings from the annotations (defaults when they are invalid: `waitFor` is then set). */
+  settings: LoadBalancerSettings;
+  /** Forwarded ports. */
+  ports: ForwardedPort[];
+  /** Eligible nodes matched to Ankra servers, by name. */
+  nodes: SlimNode[];
+  /** The chosen member addresses (per family, IPv6 first). */
+  members: DesiredMember[];
+  /** True when no node is eligible at all (the framework's `UnAvailableLoadBalancer`). */
+  noNodes: boolean;
+  /** Eligible nodes not yet initialised (they will be matched soon). */
+  pendingNodes: number;
+  /** Notices of this pass, every topic present (those without a message clear their topic). */
+  notices: Notice[];
+  /** Set when nothing may be created or changed. */
+  waitFor?: WaitForUser;
+  /** Name of the dedicated load balancer. */
+  loadBalancerName: string;
+  /** Labels of the dedicated load balancer. */
+  labels: Record<string, string>;
+  /** Prefix of the Service's members on an edge. */
+  edgePrefix: string;
+}
+
+/** True when this controller serves the Service: `type: LoadBalancer` without a class, or with the configured one. */
+export function wantsLoadBalancer(service: SlimService, loadBalancerClass?: string): boolean {
+  return service.type === "LoadBalancer" &&
+    (!service.loadBalancerClass || service.loadBalancerClass === loadBalancerClass);
+}
+
+/** True when the Service's load balancer must go: it carries the finalizer and is deleted or no longer served. */
+export function needsCleanup(service: SlimService, loadBalancerClass?: string): boolean {
+  return service.finalizers.includes(FINALIZER) &&
+    (Boolean(service.deletionTimestamp) || !wantsLoadBalancer(service, loadBalancerClass));
+}
+
+/** Splits a Service's ports: TCP with node ports, other protocols, TCP without node port. */
+export function portPlan(service: SlimService): PortPlan {
+  const plan: PortPlan = { tcp: [], unsupported: [], withoutNodePort: [] };
+  const seen = new Set<number>();
+  for (const port of service.ports) {
+    const protocol = (port.protocol || "TCP").toUpperCase();
+    if (protocol !== "TCP") {
+      plan.unsupported.push(`${port.port}/${protocol}`);
+      continue;
+    }
+    if (seen.has(port.port)) continue;
+    seen.add(port.port);
+    if (!port.nodePort) plan.withoutNodePort.push(port.port);
+    else plan.tcp.push({ port: port.port, nodePort: port.nodePort });
+  }
+  return plan;
+}
+
+/** The framework's stable node set: not being deleted, not excluded, not being removed by the autoscaler. By name. */
+export function eligibleNodes(nodes: SlimNode[]): SlimNode[] {
+  return nodes.filter((node) => {
+    if (node.deletionTimestamp) return false;
+    const exclude = node.labels[EXCLUDE_LABEL];
+    if (exclude !== undefined && exclude.toLowerCase() !== "false") return false;
+    return !node.taints.some((t) => t.key === AUTOSCALER_TAINT);
+  }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The Service's IP families, IPv6 first; both when none are set. */
+export function serviceFamilies(service: SlimService): (4 | 6)[] {
+  const families = service.ipFamilies.map((f) => (f === "IPv6" ? 6 : 4) as 4 | 6);
+  if (families.length === 0) return [6, 4];
+  return [...new Set(families)].sort((a, b) => b - a);
+}
+
+function unsupportedSettings(service: SlimService): string | undefined {
+  const unsupported: string[] = [];
+  if (service.loadBalancerSourceRanges.length > 0) {
+    unsupported.push(
+      `spec.loadBalancerSourceRanges (${service.loadBalancerSourceRanges.join(", ")}) is not enforced: Ankra load ` +
+        "balancers accept every source; filter on the nodes (NetworkPolicy or firewall) instead",
+    );
+  }
+  if (service.externalTrafficPolicy === "Local") {
+    unsupported.push(
+      "externalTrafficPolicy: Local is not honoured: every eligible node is a member and client addresses are not " +
+        "preserved",
+    );
+  }
+  return unsupported.length ? unsupported.join("; ") : undefined;
+}
+
+/** Decides what a Service asks of its load balancer (see the module documentation). */
+export function serviceIntent(service: SlimService, nodes: SlimNode[], options: ServicePlanOptions): ServiceIntent {
+  const key = `${service.namespace}/${service.name}`;
+  const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
+  const ports = portPlan(service);
+  const eligible = eligibleNodes(nodes);
+  const matched = eligible.filter((node) => classifyProviderId(node.providerID) === "ours");
+  const pendingNodes =
+    eligible.filter((node) => !node.providerID && node.taints.some((t) => t.key === UNINITIALIZED_TAINT)).length;
+  const settings = parsed.ok ? parsed.settings : defaultSettings({ sessionAffinity: service.sessionAffinity });
+  const selection = selectMembers(matched, serviceFamilies(service), { serviceKey: key });
+  const left = selection.candidates - selection.members.length;
+  const notices: Notice[] = [
+    {
+      topic: "annotations",
+      reason: "InvalidAnnotation",
+      message: parsed.ok
+        ? undefined
+        : `${describeProblems(parsed.problems)}; nothing is created or changed until it is fixed`,
+    },
+    {
+      topic: "ports",
+      reason: "UnsupportedPort",
+      message: ports.unsupported.length
+        ? `Ankra load balancers forward TCP only; not forwarding ${ports.unsupported.join(", ")}` +
+          (ports.tcp.length + ports.withoutNodePort.length === 0
+            ? "; the Service has no TCP port, so no load balancer is made for it: add a TCP port or use another " +
+              "Service type"
+            : "")
+        : undefined,
+    },
+    { topic: "settings", reason: "UnsupportedSetting", message: unsupportedSettings(service) },
+    {
+      topic: "members",
+      reason: "TooManyMembers",
+      message: left > 0
+        ? `a load balancer backend holds at most ${MAX_MEMBERS} members; ${selection.members.length} of ` +
+          `${selection.candidates} node addresses serve this Service (a stable choice per Service, spread over zones ` +
+          "and both IP families): label nodes with node.kubernetes.io/exclude-from-external-load-balancers=true to " +
+          "choose which serve"
+        : undefined,
+    },
+  ];
+  let waitFor: WaitForUser | undefined;
+  if (!parsed.ok) {
+    waitFor = { message: "invalid annotations", reported: true };
+  } else if (ports.tcp.length + ports.withoutNodePort.length === 0) {
+    waitFor = { message: "the Service has no TCP port", reported: true };
+  } else if (ports.withoutNodePort.length) {
+    waitFor = {
+      message: `port ${ports.withoutNodePort.join(", ")} has no NodePort; the load balancer forwards to NodePorts, ` +
+        "so spec.allocateLoadBalancerNodePorts must not be false",
+      reported: false,
+    };
+  }
+  return {
+    key,
+    settings,
+    ports: ports.tcp,
+    nodes: matched,
+    members: selection.members,
+    noNodes: eligible.length === 0,
+    pendingNodes,
+    notices,
+    waitFor,
+    loadBalancerName: loadBalancerName(options.clusterName, service.namespace, service.name),
+    labels: loadBalancerLabels(options.clusterName, service.namespace, service.name),
+    edgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name),
+  };
+}
+
+/** A choice for a new load balancer, or why none can be made. */
+export type Choice = { ok: true; value: string } | { ok: false; problem: string };
+
+/**
+ * The zone of a new load balancer: the annotation, the configured default, else the zone most of the Service's nodes
+ * are in (ties: the first by name).
+ */
+export function chooseZone(intent: Pick<ServiceIntent, "settings" | "nodes">, defaultZone?: string): Choice {
+  if (intent.settings.zone) return { ok: true, value: intent.settings.zone };
+  if (defaultZone) return { ok: true, value: defaultZone };
+  const counts = new Map<string, number>();
+  for (const node of intent.nodes) {
+    const zone = nodeZone(node);
+    if (zone) counts.set(zone, (counts.get(zone) ?? 0) + 1);
+  }
+  const best = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+  if (best) return { ok: true, value: best[0] };
+  return {
+    ok: false,
+    problem: "no zone for the load balancer: set the load-balancer.ankra.cloud/zone annotation or ANKRA_CLOUD_ZONE, " +
+      "or label the nodes with topology.kubernetes.io/zone",
+  };
+}
+
+function internalAddresses(node: SlimNode): IpAddress[] {
+  return node.addresses.filter((a) => a.type === "InternalIP").map((a) => parseIp(a.address))
+    .filter((ip): ip is IpAddress => ip !== undefined);
+}
+
+/** True when `network` holds one of `node`'s private addresses (IPv4 in its CIDR or IPv6 in its ULA prefix). */
+export function nodeOnNetwork(node: SlimNode, network: Pick<Network, "cidr" | "ula_prefix">): boolean {
+  const prefixes = [parsePrefix(network.cidr), parsePrefix(network.ula_prefix)].filter((p) => p !== undefined);
+  return internalAddresses(node).some((ip) => prefixes.some((prefix) => prefixContains(prefix!, ip)));
+}
+
+/**
+ * Whether the network of a new load balancer must be looked up: true when neither the annotation nor the default
+ * names one (the nodes' shared network is then chosen from the account's networks).
+ */
+export function needsNetworkLookup(intent: Pick<ServiceIntent, "settings">, defaultNetworkId?: string): boolean {
+  return !intent.settings.networkId && !defaultNetworkId;
+}
+
+/**
+ * The private network of a new load balancer: the annotation, the configured default, else the one network every
+ * one of the Service's nodes sits on.
+ */
+export function chooseNetwork(
+  intent: Pick<ServiceIntent, "settings" | "nodes">,
+  defaultNetworkId: string | undefined,
+  networks: Pick<Network, "id" | "cidr" | "ula_prefix">[],
+): Choice {
+  const explicit = intent.settings.networkId ?? defaultNetworkId;
+  if (explicit) return { ok: true, value: explicit };
+  const shared = networks.filter((network) =>
+    intent.nodes.length > 0 && intent.nodes.every((node) => nodeOnNetwork(node, network))
+  );
+  if (shared.length === 1) return { ok: true, value: shared[0].id };
+  const why = intent.nodes.length === 0
+    ? "no node is matched to an Ankra server yet"
+    : shared.length > 1
+    ? `the nodes share ${shared.length} networks (${shared.map((n) => n.id).join(", ")})`
+    : "the nodes do not share one Ankra private network";
+  return {
+    ok: false,
+    problem: `no private network for the load balancer: ${why}; set the load-balancer.ankra.cloud/network-id ` +
+      "annotation or ANKRA_CLOUD_NETWORK_ID",
+  };
+}

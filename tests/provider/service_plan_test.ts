@@ -1,0 +1,196 @@
+import assert from "node:assert/strict";
+import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
+import {
+  chooseNetwork,
+  chooseZone,
+  eligibleNodes,
+  FINALIZER,
+  needsCleanup,
+  portPlan,
+  serviceFamilies,
+  serviceIntent,
+  wantsLoadBalancer,
+} from "../../lib/provider/service_plan.ts";
+
+const OPTIONS = { clusterName: "prod", defaults: { highAvailability: "auto" as const } };
+
+function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
+  return {
+    name,
+    uid: name,
+    resourceVersion: "1",
+    creationTimestamp: "",
+    providerID: `ankracloud://de-fsn1/${name}`,
+    labels: { "topology.kubernetes.io/zone": "de-fsn1" },
+    taints: [],
+    addresses: [{ type: "InternalIP", address: `10.0.0.${name.length + 10}` }],
+    ...extra,
+  };
+}
+
+function service(extra: Partial<SlimService> = {}): SlimService {
+  return {
+    namespace: "shop",
+    name: "web",
+    uid: "u1",
+    resourceVersion: "1",
+    annotations: {},
+    finalizers: [],
+    type: "LoadBalancer",
+    ports: [{ protocol: "TCP", port: 80, nodePort: 30080 }],
+    ipFamilies: ["IPv4"],
+    loadBalancerSourceRanges: [],
+    ingress: [],
+    ...extra,
+  };
+}
+
+const noticeOf = (intent: ReturnType<typeof serviceIntent>, topic: string) =>
+  intent.notices.find((n) => n.topic === topic)?.message;
+
+Deno.test("ports: TCP with node ports forwarded; other protocols listed; missing node ports reported", () => {
+  const plan = portPlan(service({
+    ports: [
+      { protocol: "TCP", port: 80, nodePort: 30080 },
+      { protocol: "UDP", port: 53, nodePort: 30053 },
+      { protocol: "SCTP", port: 9, nodePort: 30009 },
+      { protocol: "TCP", port: 443 },
+    ],
+  }));
+  assert.deepEqual(plan, {
+    tcp: [{ port: 80, nodePort: 30080 }],
+    unsupported: ["53/UDP", "9/SCTP"],
+    withoutNodePort: [443],
+  });
+});
+
+Deno.test("eligible nodes: not being deleted, not excluded (any value but false), not leaving with the autoscaler", () => {
+  const nodes = [
+    node("b"),
+    node("a"),
+    node("gone", { deletionTimestamp: "2026-01-01T00:00:00Z" }),
+    node("excluded", { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } }),
+    node("kept", { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "false" } }),
+    node("scaling-down", { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }] }),
+    node("not-ready", { ready: "False" }),
+  ];
+  assert.deepEqual(eligibleNodes(nodes).map((n) => n.name), ["a", "b", "kept", "not-ready"]);
+});
+
+Deno.test("IP families: IPv6 first, both when none are set", () => {
+  assert.deepEqual(serviceFamilies(service({ ipFamilies: [] })), [6, 4]);
+  assert.deepEqual(serviceFamilies(service({ ipFamilies: ["IPv4", "IPv6"] })), [6, 4]);
+  assert.deepEqual(serviceFamilies(service({ ipFamilies: ["IPv4"] })), [4]);
+});
+
+Deno.test("which Services are served, and when the load balancer must go", () => {
+  assert.ok(wantsLoadBalancer(service()));
+  assert.ok(!wantsLoadBalancer(service({ loadBalancerClass: "other.io/lb" })));
+  assert.ok(wantsLoadBalancer(service({ loadBalancerClass: "ankra.cloud/lb" }), "ankra.cloud/lb"));
+  assert.ok(!needsCleanup(service()));
+  assert.ok(needsCleanup(service({ finalizers: [FINALIZER], type: "ClusterIP" })));
+  assert.ok(needsCleanup(service({ finalizers: [FINALIZER], deletionTimestamp: "2026-01-01T00:00:00Z" })));
+  assert.ok(!needsCleanup(service({ type: "ClusterIP" })), "without the finalizer there is nothing to clean up");
+});
+
+Deno.test("only nodes matched to Ankra servers are members: a foreign or unmatched node never is", () => {
+  const nodes = [
+    node("ankra-1"),
+    node("aws-1", {
+      providerID: "aws:///eu-central-1a/i-0abc",
+      addresses: [{ type: "InternalIP", address: "10.0.0.99" }],
+    }),
+    node("joining", {
+      providerID: undefined,
+      taints: [{ key: "node.cloudprovider.kubernetes.io/uninitialized", effect: "NoSchedule", value: "true" }],
+    }),
+    node("plain", { providerID: undefined }),
+  ];
+  const intent = serviceIntent(service(), nodes, OPTIONS);
+  assert.deepEqual(intent.nodes.map((n) => n.name), ["ankra-1"]);
+  assert.deepEqual(intent.members.map((m) => m.node), ["ankra-1"], "10.0.0.99 of the AWS node is not a member");
+  assert.equal(intent.pendingNodes, 1, "the joining node will be matched soon");
+  assert.equal(intent.noNodes, false);
+});
+
+Deno.test("one unmatched node does not block the network choice: only matched nodes decide it", () => {
+  const networks = [
+    { id: "net-1", cidr: "10.0.0.0/16", ula_prefix: "fd64:1:0:1::/64" },
+    { id: "net-2", cidr: "10.1.0.0/16", ula_prefix: "fd64:1:0:2::/64" },
+  ];
+  const nodes = [
+    node("ankra-1", { addresses: [{ type: "InternalIP", address: "10.0.0.5" }] }),
+    node("ankra-2", { addresses: [{ type: "InternalIP", address: "fd64:1:0:1::7" }] }),
+    node("orphan", { providerID: undefined, addresses: [{ type: "InternalIP", address: "192.168.1.5" }] }),
+    node("foreign", { providerID: "aws:///x/i-1", addresses: [{ type: "InternalIP", address: "172.16.0.5" }] }),
+  ];
+  const intent = serviceIntent(service(), nodes, OPTIONS);
+  assert.deepEqual(chooseNetwork(intent, undefined, networks), { ok: true, value: "net-1" });
+  const split = serviceIntent(service(), [
+    ...nodes,
+    node("ankra-3", { addresses: [{ type: "InternalIP", address: "10.1.0.5" }] }),
+  ], OPTIONS);
+  const refused = chooseNetwork(split, undefined, networks);
+  assert.ok(!refused.ok && /do not share one Ankra private network/.test(refused.problem));
+  assert.deepEqual(chooseNetwork(split, "net-9", networks), { ok: true, value: "net-9" }, "the default wins");
+});
+
+Deno.test("a Service with no TCP port creates nothing, and says so once with the ports it cannot forward", () => {
+  for (const protocol of ["UDP", "SCTP"]) {
+    const intent = serviceIntent(service({ ports: [{ protocol, port: 53, nodePort: 30053 }] }), [node("n1")], OPTIONS);
+    assert.ok(intent.waitFor, `${protocol}-only: nothing may be created`);
+    assert.equal(intent.waitFor.reported, true, "the UnsupportedPort Warning is the report");
+    assert.match(noticeOf(intent, "ports")!, new RegExp(`53/${protocol}.*no TCP port, so no load balancer is made`));
+  }
+  const mixed = serviceIntent(
+    service({
+      ports: [{ protocol: "TCP", port: 80, nodePort: 30080 }, { protocol: "UDP", port: 53, nodePort: 30053 }],
+    }),
+    [node("n1")],
+    OPTIONS,
+  );
+  assert.equal(mixed.waitFor, undefined);
+  assert.match(noticeOf(mixed, "ports")!, /not forwarding 53\/UDP$/);
+});
+
+Deno.test("invalid annotations and missing node ports wait for the user; the first with its own Warning", () => {
+  const invalid = serviceIntent(
+    service({ annotations: { "load-balancer.ankra.cloud/health-check-type": "udp" } }),
+    [node("n1")],
+    OPTIONS,
+  );
+  assert.equal(invalid.waitFor?.reported, true);
+  assert.match(noticeOf(invalid, "annotations")!, /health-check-type must be tcp, http or none, not "udp"/);
+  const noNodePort = serviceIntent(service({ ports: [{ protocol: "TCP", port: 80 }] }), [node("n1")], OPTIONS);
+  assert.equal(noNodePort.waitFor?.reported, false, "reported as SyncLoadBalancerFailed by the controller");
+  assert.match(noNodePort.waitFor!.message, /allocateLoadBalancerNodePorts must not be false/);
+});
+
+Deno.test("the zone: annotation, default, else the zone most nodes are in", () => {
+  const nodes = [
+    node("a", { labels: { "topology.kubernetes.io/zone": "de-nbg1" } }),
+    node("b", { labels: { "topology.kubernetes.io/zone": "de-fsn1" } }),
+    node("c", { labels: {}, providerID: "ankracloud://de-fsn1/c" }),
+  ];
+  const intent = serviceIntent(service(), nodes, OPTIONS);
+  assert.deepEqual(chooseZone(intent), { ok: true, value: "de-fsn1" }, "two of three nodes are in de-fsn1");
+  assert.deepEqual(chooseZone(intent, "de-hel1"), { ok: true, value: "de-hel1" });
+  const annotated = serviceIntent(
+    service({ annotations: { "load-balancer.ankra.cloud/zone": "de-ham1" } }),
+    nodes,
+    OPTIONS,
+  );
+  assert.deepEqual(chooseZone(annotated, "de-hel1"), { ok: true, value: "de-ham1" });
+  const none = chooseZone(serviceIntent(service(), [], OPTIONS));
+  assert.ok(!none.ok && /set the load-balancer.ankra.cloud\/zone annotation or ANKRA_CLOUD_ZONE/.test(none.problem));
+});
+
+Deno.test("source ranges and externalTrafficPolicy: Local are named as not enforced", () => {
+  const intent = serviceIntent(
+    service({ loadBalancerSourceRanges: ["10.0.0.0/8"], externalTrafficPolicy: "Local" }),
+    [node("n1")],
+    OPTIONS,
+  );
+  assert.match(noticeOf(intent, "settings")!, /loadBalancerSourceRanges \(10.0.0.0\/8\) is not enforced.*Local/);
+  assert.equal(noticeOf(serviceIntent(service(), [node("n1")], OPTIONS), "settings"), undefined);
+});
