@@ -5,23 +5,14 @@
 import assert from "node:assert/strict";
 import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
+import { helm } from "../support/helm.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-
-function helm(args: string[]): Promise<{ code: number; text: string }> {
-  const dir = Deno.env.get("KUBEBUILDER_ASSETS");
-  return new Deno.Command(dir ? `${dir}/helm` : "helm", {
-    args: [...args, `--kubeconfig=${testControlPlane().kubeconfigPath}`],
-    stdout: "piped",
-    stderr: "piped",
-  }).output().then((o) => ({
-    code: o.code,
-    text: new TextDecoder().decode(o.stdout) + new TextDecoder().decode(o.stderr),
-  }));
-}
+const GO_VALUES = new URL("../fixtures/go-chart-0.1.1/values.yaml", import.meta.url).pathname;
+const SCHEMA_REFUSAL = /values don't meet the specifications of the schema/;
 
 Deno.test("the chart passes helm lint --strict with a token and with an existing Secret", async () => {
   for (const values of [["--set", "api.token=lint-placeholder"], ["--set", "api.existingSecret=ankra-cloud-ccm"]]) {
@@ -44,7 +35,8 @@ Deno.test("the chart refuses a missing token and a bad HA mode with a message sa
     "loadBalancer.highAvailability=maybe",
   ]);
   assert.notEqual(badHa.code, 0);
-  assert.match(badHa.text, /highAvailability must be auto, true or false, not "maybe"/);
+  assert.match(badHa.text, SCHEMA_REFUSAL);
+  assert.match(badHa.text, /at '\/loadBalancer\/highAvailability': value must be one of 'auto', 'true', 'false'/);
   const rendered = await helm(["template", "t", CHART, "--set", "api.token=secret-value-xyz"]);
   assert.equal(rendered.code, 0);
   assert.ok(
@@ -52,6 +44,69 @@ Deno.test("the chart refuses a missing token and a bad HA mode with a message sa
     "the token is mounted as a file, not put in the environment",
   );
   assert.match(rendered.text, /readinessProbe:/);
+});
+
+Deno.test("the values schema refuses a wrong type, an unknown mode and a misspelt key with Helm's message", async () => {
+  const cases: [set: string, message: RegExp][] = [
+    ["replicas=two", /at '\/replicas': got string, want integer/],
+    ["replicas=0", /at '\/replicas': minimum: got 0, want 1/],
+    ["metricsAuthorization=open", /at '\/metricsAuthorization': value must be one of 'delegated', 'none'/],
+    ["loadBalancer.networkId=net-1", /at '\/loadBalancer': additional properties 'networkId' not allowed/],
+    ["clusterName=-prod", /at '\/clusterName': '-prod' does not match pattern/],
+    ["logVerbosity=11", /at '\/logVerbosity': maximum: got 11, want 10/],
+    ["image.pullPolicy=Sometimes", /at '\/image\/pullPolicy': value must be one of 'Always', 'IfNotPresent', 'Never'/],
+  ];
+  for (const [set, message] of cases) {
+    for (const command of ["template", "lint"]) {
+      const args = command === "lint" ? ["lint", "--strict", CHART] : ["template", "t", CHART];
+      const result = await helm([...args, "--set", "api.token=x", "--set", set]);
+      assert.notEqual(result.code, 0, `helm ${command} --set ${set} must fail`);
+      assert.match(result.text, SCHEMA_REFUSAL, `helm ${command} --set ${set}`);
+      assert.match(result.text, message, `helm ${command} --set ${set}`);
+    }
+  }
+});
+
+Deno.test("the values schema accepts every value the Go chart 0.1.1 had, HA modes as strings and YAML booleans", async () => {
+  const goValues = await helm(["lint", "--strict", CHART, "-f", GO_VALUES, "--set", "api.token=x"]);
+  assert.equal(goValues.code, 0, goValues.text);
+  for (
+    const ha of [["--set", "loadBalancer.highAvailability=true"], [
+      "--set-string",
+      "loadBalancer.highAvailability=false",
+    ]]
+  ) {
+    const result = await helm(["template", "t", CHART, "--set", "api.token=x", ...ha]);
+    assert.equal(result.code, 0, result.text);
+    assert.match(
+      result.text,
+      new RegExp(`ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY\\n\\s+value: "${ha[1].split("=")[1]}"`),
+    );
+  }
+  const full = await helm([
+    "template",
+    "t",
+    CHART,
+    "--set",
+    "api.existingSecret=my-token",
+    "--set",
+    "api.existingSecretHasCABundle=true",
+    "--set",
+    "clusterName=prod.eu-1",
+    "--set",
+    "replicas=2",
+    "--set",
+    "imagePullSecrets[0].name=registry",
+    "--set",
+    "extraArgs[0]=--concurrent-service-syncs=4",
+    "--set",
+    "nodeSelector.kubernetes\\.io/os=linux",
+    "--set",
+    "metricsAuthorization=none",
+  ]);
+  assert.equal(full.code, 0, full.text);
+  assert.match(full.text, /- "--concurrent-service-syncs=4"/);
+  assert.match(full.text, /- --metrics-authorization=none/);
 });
 
 Deno.test("installed with helm, the controller runs on the chart's ServiceAccount and RBAC alone", async () => {
