@@ -38,7 +38,7 @@ export async function main(args: string[]): Promise<number> {
       return 0;
     case "doctor":
       configureLogging({ verbosity: 0 });
-      return await runDoctor(command);
+      return await runDoctor(command, { args, env: Deno.env.toObject() });
     case "run": {
       configureLogging({ verbosity: command.config.verbosity, format: command.config.loggingFormat });
       return await runController(command.config, buildControllers);

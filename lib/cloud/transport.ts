@@ -18,6 +18,7 @@ import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
 import { ProblemSchema } from "./schemas.ts";
 import type { CloudRequestBudget } from "./request_budget.ts";
 import { abortableSleep } from "../runtime/abort.ts";
+import { causeChain } from "../error_text.ts";
 import { systemCaCertificates } from "../tls.ts";
 
 /** Retry limits. */
@@ -173,7 +174,7 @@ export class CloudTransport {
   }
 
   #observeCredentials(spec: CallSpec<v.GenericSchema | undefined>, status: number): void {
-    const before = this.credentialProblem?.message;
+    const before = this.credentialProblem?.status;
     const write = spec.method !== "GET";
     if (status >= 200 && status < 300) {
       this.#unauthorized = undefined;
@@ -193,8 +194,9 @@ export class CloudTransport {
           "needs operate permission (a read-only token cannot manage load balancers)",
       };
     }
-    const after = this.credentialProblem?.message;
-    if (after && after !== before) log.error(after);
+    // Logged once per change of the situation (401, 403, accepted), not once per operation or retry.
+    const after = this.credentialProblem;
+    if (after && after.status !== before) log.error(after.message);
     else if (before && !after) log.info(0, "the Ankra Cloud API accepts the token again");
   }
 
@@ -293,7 +295,7 @@ export class CloudTransport {
       if (spec.signal?.aborted) throw spec.signal.reason;
       throw new CloudApiError(kind, {
         operation,
-        cause: redact(cause instanceof Error ? cause.message : String(cause)),
+        cause: redact(causeChain(cause)),
       });
     }
     this.#record(operation, String(response.status), started);

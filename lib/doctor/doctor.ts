@@ -1,12 +1,146 @@
 /**
- * `ankra-cloud-ccm doctor`: the preflight checklist (being built; see the README for its state).
+ * `ankra-cloud-ccm doctor`: the preflight checklist a user runs before installing the controller and whenever
+ * something is wrong. It reads the configuration, the Ankra Cloud API and the Kubernetes API
+ * (`gather_facts.ts`), turns what it read into findings (`checklist.ts`) and prints them as a checklist or, with
+ * `--output=json`, as one JSON document. It changes nothing in Kubernetes or Ankra Cloud; its only write-shaped
+ * request is the operate probe the API must refuse (`operate_probe.ts`). See docs/doctor.md.
+ *
+ * Exit codes: 0 when nothing failed (warnings and skips do not fail), 1 when a check failed or the doctor itself
+ * broke; a bad command line exits 2 before the doctor runs.
  *
  * @module
  */
+import { AnkraCloudClient } from "../cloud/client.ts";
 import type { Command } from "../config.ts";
+import { kubeConnection } from "../controller_manager.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";
+import { configureLogging, redact } from "../log.ts";
+import { PROGRAM, VERSION } from "../version.ts";
+import { checklist } from "./checklist.ts";
+import { doctorSettings, doctorSetup } from "./doctor_config.ts";
+import { type DoctorReport, doctorReport, exitCode } from "./finding.ts";
+import { gatherFacts } from "./gather_facts.ts";
+import { causeChain } from "../error_text.ts";
+import { formatJson, formatText } from "./report_format.ts";
 
-/** Runs the doctor; returns the exit code. */
-export function runDoctor(_command: Extract<Command, { kind: "doctor" }>): Promise<number> {
-  console.error("ankra-cloud-ccm doctor: not available in this build yet");
-  return Promise.resolve(1);
+/** Options of {@linkcode runDoctor} and {@linkcode diagnose}. */
+export interface DoctorOptions {
+  /** The whole command line (`doctor …`), to run the Kubernetes checks when the Ankra Cloud settings are bad. */
+  args?: string[];
+  /** The environment, with `args`. */
+  env?: Record<string, string | undefined>;
+  /** The current time (Lease renewals are compared with it). */
+  now?: () => Date;
+  /** Where the output goes (default standard output). */
+  write?: (text: string) => void;
+}
+
+/** The doctor's report and the line naming what it checked. */
+export interface Diagnosis {
+  /** The report. */
+  report: DoctorReport;
+  /** `ankra-cloud-ccm <version> doctor: …` naming the API and the cluster. */
+  heading: string;
+}
+
+/** Retries of the doctor's Ankra Cloud requests: one more attempt, at most 10 s in all. */
+const DOCTOR_RETRY = { maxAttempts: 2, baseDelayMs: 500, maxDelayMs: 2_000, maxElapsedMs: 10_000 };
+
+/** Runs every check and returns the report (nothing is printed). */
+export async function diagnose(
+  command: Extract<Command, { kind: "doctor" }>,
+  options: DoctorOptions = {},
+): Promise<Diagnosis> {
+  const setup = doctorSetup(command, options.args ? { args: options.args, env: options.env ?? {} } : undefined);
+  const config = setup.config;
+  const settings = config ? doctorSettings(config) : undefined;
+  let connection: KubeConnectionConfig | undefined;
+  let clusterProblem: string | undefined;
+  if (config) {
+    try {
+      connection = kubeConnection(config);
+    } catch (cause) {
+      clusterProblem = redact(cause instanceof Error ? cause.message : String(cause));
+    }
+  }
+  let cloudClient: AnkraCloudClient | undefined;
+  let cloudSetupProblem: string | undefined;
+  if (config && setup.cloudUsable) {
+    try {
+      cloudClient = new AnkraCloudClient(config.cloud, { retry: DOCTOR_RETRY });
+    } catch (cause) {
+      cloudSetupProblem = `the TLS settings cannot be used: ${redact(causeChain(cause))}`;
+    }
+  }
+  let kubeClient: KubeClient | undefined;
+  if (config && connection) {
+    try {
+      kubeClient = new KubeClient(connection, { qps: config.kubeApiQps, burst: config.kubeApiBurst });
+    } catch (cause) {
+      clusterProblem = `${connection.source}: the certificates cannot be used: ${redact(causeChain(cause))}`;
+      connection = undefined;
+    }
+  }
+  try {
+    const facts = settings
+      ? await gatherFacts(settings, {
+        cloud: cloudClient
+          ? { client: cloudClient, caBundle: config!.cloud.caBundle, timeoutMs: config!.cloud.requestTimeoutMs }
+          : undefined,
+        cluster: kubeClient && connection ? { client: kubeClient, connection } : undefined,
+      })
+      : {};
+    if (cloudSetupProblem && settings) {
+      const url = settings.apiUrl;
+      facts.cloud = { reachability: { ok: false, url, kind: "tls", message: cloudSetupProblem }, capabilities: {} };
+    }
+    const findings = checklist({
+      problem: setup.problem,
+      warnings: setup.warnings,
+      settings,
+      cloud: facts.cloud,
+      cloudSkipped: config && !setup.cloudUsable ? "the Ankra Cloud settings are not usable (see above)" : undefined,
+      cluster: facts.cluster,
+      clusterProblem,
+      now: options.now?.() ?? new Date(),
+    });
+    const where = [
+      setup.cloudUsable && settings ? `Ankra Cloud API ${settings.apiUrl}` : undefined,
+      connection ? `Kubernetes ${connection.server}` : undefined,
+    ].filter(Boolean);
+    return {
+      report: doctorReport(VERSION, findings),
+      heading: `${PROGRAM} ${VERSION} doctor${where.length > 0 ? `: ${where.join(", ")}` : ""}`,
+    };
+  } finally {
+    cloudClient?.close();
+    kubeClient?.close();
+  }
+}
+
+function writeStdout(text: string): void {
+  const bytes = new TextEncoder().encode(text);
+  for (let written = 0; written < bytes.length;) written += Deno.stdout.writeSync(bytes.subarray(written));
+}
+
+/**
+ * Runs the doctor, prints the checklist (or JSON) and returns the exit code: 0 when nothing failed, 1 otherwise.
+ * Log lines are silenced: everything the doctor has to say is in its findings.
+ */
+export async function runDoctor(
+  command: Extract<Command, { kind: "doctor" }>,
+  options: DoctorOptions = {},
+): Promise<number> {
+  const write = options.write ?? writeStdout;
+  configureLogging({ sink: () => {} });
+  try {
+    const { report, heading } = await diagnose(command, options);
+    write(command.output === "json" ? formatJson(report) : formatText(report, heading));
+    return exitCode(report);
+  } catch (cause) {
+    const message = cause instanceof Error ? (cause.stack ?? cause.message) : String(cause);
+    console.error(`${PROGRAM} doctor: the doctor itself failed: ${redact(message)}`);
+    return 1;
+  }
 }

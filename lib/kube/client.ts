@@ -13,6 +13,7 @@ import { systemCaCertificates } from "../tls.ts";
 import { CredentialSource } from "./credentials.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";
 import { decodeListStream } from "./list_stream.ts";
+import { causeChain } from "../error_text.ts";
 
 /** What went wrong with a Kubernetes API request. */
 export type KubeErrorKind =
@@ -244,7 +245,7 @@ export class KubeClient {
       this.#record(method, path, kind);
       throw new KubeApiError(
         kind,
-        `${method} ${path}: ${kind === "timeout" ? "no answer in time" : (cause as Error).message}`,
+        `${method} ${path}: ${kind === "timeout" ? "no answer in time" : causeChain(cause)}`,
       );
     }
     this.#record(method, path, String(response.status));
@@ -323,7 +324,7 @@ export class KubeClient {
         if (options.signal?.aborted) throw options.signal.reason;
         const kind = timeout.aborted ? "timeout" : "network";
         this.#record("GET", path, kind);
-        throw new KubeApiError(kind, `GET ${path}: ${(cause as Error).message}`);
+        throw new KubeApiError(kind, `GET ${path}: ${causeChain(cause)}`);
       }
       resourceVersion = page.resourceVersion;
       continueToken = page.continue;
@@ -374,7 +375,7 @@ export class KubeClient {
       } catch (cause) {
         if (options.signal?.aborted) return;
         this.#record("WATCH", path, "network");
-        throw new KubeApiError("network", `WATCH ${path}: ${(cause as Error).message}`);
+        throw new KubeApiError("network", `WATCH ${path}: ${causeChain(cause)}`);
       } finally {
         clearTimeout(connectTimeout);
       }
@@ -389,7 +390,7 @@ export class KubeClient {
           chunk = await reader.read();
         } catch (cause) {
           if (options.signal?.aborted) return;
-          throw new KubeApiError("network", `WATCH ${path}: stream broke: ${(cause as Error).message}`);
+          throw new KubeApiError("network", `WATCH ${path}: stream broke: ${causeChain(cause)}`);
         }
         if (chunk.done) return;
         buffer += chunk.value;

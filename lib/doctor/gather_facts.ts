@@ -1,0 +1,229 @@
+/**
+ * Every request the doctor makes, in one place. All are reads except two kinds of review objects the API server
+ * answers without storing (SelfSubjectReview, SelfSubjectAccessReview) and the operate probe (see
+ * `operate_probe.ts`), a `create_load_balancer` the Ankra Cloud API must refuse. Reads that depend on an earlier
+ * one (e.g. everything after a refused token) are not made.
+ *
+ * Ankra Cloud: an unauthenticated `GET /v1/zones` (reachability, TLS), `list_zones` (token), then side by side
+ * `list_servers`, `list_networks` + `get_network` of each (or `get_network` of ANKRA_CLOUD_NETWORK_ID),
+ * `list_load_balancers` and the probe; then `get_zone_capabilities` of each zone of the matched nodes and of
+ * ANKRA_CLOUD_ZONE.
+ *
+ * Kubernetes: an unauthenticated `GET /version` (reachability, TLS), a SelfSubjectReview (who; 401 when the
+ * credentials are refused), `GET /version`, `list nodes`, `get` of three Leases, and one SelfSubjectAccessReview
+ * per permission the controller needs.
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import type { AnkraCloudClient, Network } from "../cloud/client.ts";
+import { CloudApiError } from "../cloud/errors.ts";
+import { KubeApiError, type KubeClient } from "../kube/client.ts";
+import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";
+import { slimNode } from "../kube/slim.ts";
+import { redact } from "../log.ts";
+import type { DoctorSettings } from "./doctor_config.ts";
+import {
+  type CloudFacts,
+  type ClusterFacts,
+  failedRead,
+  type Fetched,
+  fetched,
+  type LeaseFacts,
+  leaseKey,
+  type ReadFailure,
+} from "./facts.ts";
+import {
+  CLOUD_CONTROLLER_LEASE_NAMESPACE,
+  K3S_CLOUD_CONTROLLER_LEASE,
+  UPSTREAM_CLOUD_CONTROLLER_LEASE,
+} from "./lease_checks.ts";
+import { matchedServers, matchNodes } from "./node_matching.ts";
+import { OPERATE_PROBE, type ProbeOutcome } from "./operate_probe.ts";
+import { checkReachable } from "./reachability.ts";
+import { type AccessAnswer, accessChecks, selfSubjectAccessReview } from "./required_permissions.ts";
+import { zonesToCheck } from "./zone_check.ts";
+
+/** A failure as the checks see it, from whatever a client threw. */
+export function readFailure(error: unknown): ReadFailure {
+  if (error instanceof CloudApiError || error instanceof KubeApiError) {
+    return {
+      kind: error.kind,
+      status: error.status || undefined,
+      reason: error.reason,
+      message: redact(error.message),
+    };
+  }
+  return { kind: "error", message: redact(error instanceof Error ? error.message : String(error)) };
+}
+
+async function read<T>(request: () => Promise<T>): Promise<Fetched<T>> {
+  try {
+    return fetched(await request());
+  } catch (cause) {
+    return failedRead(readFailure(cause));
+  }
+}
+
+/** How to reach the Ankra Cloud API. */
+export interface CloudAccess {
+  /** The client (with the token). */
+  client: AnkraCloudClient;
+  /** PEM of ANKRA_CLOUD_CA_BUNDLE, for the reachability request. */
+  caBundle?: string;
+  /** Timeout of the reachability request, milliseconds. */
+  timeoutMs: number;
+}
+
+/** How to reach the Kubernetes API. */
+export interface ClusterAccess {
+  /** The client (with the credentials). */
+  client: KubeClient;
+  /** The connection settings, for the reachability request. */
+  connection: KubeConnectionConfig;
+}
+
+/** What the Ankra Cloud API says before the nodes are known (zone capabilities come later). */
+async function gatherCloudBase(access: CloudAccess, settings: DoctorSettings): Promise<CloudFacts> {
+  const { client } = access;
+  const reachability = await checkReachable(`${settings.apiUrl}/v1/zones`, {
+    caCerts: access.caBundle ? [access.caBundle] : [],
+    timeoutMs: access.timeoutMs,
+  });
+  const facts: CloudFacts = { reachability, capabilities: {} };
+  if (!reachability.ok) return facts;
+  facts.zones = await read(() => client.listZones());
+  if (!facts.zones.ok) {
+    const failure = facts.zones.failure;
+    if (failure.status === 401 || failure.status === 403 || failure.kind === "invalid_answer") return facts;
+  }
+  const [servers, networks, configuredNetwork, loadBalancerCount, probe] = await Promise.all([
+    read(async () => (await client.listServers()).items),
+    settings.networkId ? undefined : read(async () => {
+      const listed = (await client.listNetworks()).items;
+      return await Promise.all(listed.map((network): Promise<Network> => client.getNetwork(network.id)));
+    }),
+    settings.networkId ? read(() => client.getNetwork(settings.networkId!)) : undefined,
+    read(async () => (await client.listLoadBalancers()).items.length),
+    sendOperateProbe(client),
+  ]);
+  Object.assign(facts, { servers, networks, configuredNetwork, loadBalancerCount, probe });
+  return facts;
+}
+
+/** Sends the operate probe; its refusal is the expected outcome. */
+export async function sendOperateProbe(client: AnkraCloudClient): Promise<ProbeOutcome> {
+  try {
+    const { loadBalancer } = await client.createLoadBalancer(OPERATE_PROBE);
+    return { created: true, loadBalancerId: loadBalancer.id };
+  } catch (cause) {
+    return { created: false, failure: readFailure(cause) };
+  }
+}
+
+interface LeaseDocument {
+  metadata?: { name?: string; namespace?: string };
+  spec?: {
+    holderIdentity?: string;
+    renewTime?: string;
+    acquireTime?: string;
+    leaseDurationSeconds?: number;
+  };
+}
+
+async function getLease(kube: KubeClient, namespace: string, name: string): Promise<Fetched<LeaseFacts | null>> {
+  try {
+    const lease = await kube.get<LeaseDocument>(`/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`);
+    return fetched({
+      namespace,
+      name,
+      holder: lease.spec?.holderIdentity || undefined,
+      renewTime: lease.spec?.renewTime,
+      acquireTime: lease.spec?.acquireTime,
+      durationSeconds: lease.spec?.leaseDurationSeconds,
+    });
+  } catch (cause) {
+    if (cause instanceof KubeApiError && cause.kind === "not_found") return fetched(null);
+    return failedRead(readFailure(cause));
+  }
+}
+
+/** Everything the doctor reads from the Kubernetes API. */
+export async function gatherClusterFacts(access: ClusterAccess, settings: DoctorSettings): Promise<ClusterFacts> {
+  const { client, connection } = access;
+  const reachability = await checkReachable(`${connection.server}/version`, {
+    caCerts: connection.caCerts,
+    clientCert: connection.clientCert,
+  });
+  const facts: ClusterFacts = { server: connection.server, source: connection.source, reachability, leases: {} };
+  if (!reachability.ok) return facts;
+  facts.identity = await read(async () => {
+    try {
+      const review = await client.request<{ status?: { userInfo?: { username?: string } } }>(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } },
+      );
+      return review.status?.userInfo?.username;
+    } catch (cause) {
+      // API servers before 1.28 do not serve SelfSubjectReview: the identity stays unknown.
+      if (cause instanceof KubeApiError && cause.kind === "not_found") return undefined;
+      throw cause;
+    }
+  });
+  if (!facts.identity.ok && facts.identity.failure.status === 401) return facts;
+  const leaseNames: [string, string][] = [
+    [CLOUD_CONTROLLER_LEASE_NAMESPACE, UPSTREAM_CLOUD_CONTROLLER_LEASE],
+    [CLOUD_CONTROLLER_LEASE_NAMESPACE, K3S_CLOUD_CONTROLLER_LEASE],
+    [settings.leaseNamespace, settings.leaseName],
+  ];
+  const checks = accessChecks(settings);
+  const [version, nodes, leases, reviews] = await Promise.all([
+    read(async () => (await client.get<{ gitVersion?: string }>("/version")).gitVersion ?? "unknown"),
+    read(async () => (await client.list<V1Node>("/api/v1/nodes")).items.map(slimNode)),
+    Promise.all(
+      leaseNames.map(async ([namespace, name]) => [namespace, name, await getLease(client, namespace, name)]),
+    ),
+    read(() =>
+      Promise.all(checks.map(async (check): Promise<AccessAnswer> => {
+        const review = await client.request<{ status?: { allowed?: boolean } }>(
+          "POST",
+          "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+          { body: selfSubjectAccessReview(check) },
+        );
+        return { check, allowed: review.status?.allowed === true };
+      }))
+    ),
+  ]);
+  facts.version = version;
+  facts.nodes = nodes;
+  facts.access = reviews;
+  for (const [namespace, name, lease] of leases as [string, string, Fetched<LeaseFacts | null>][]) {
+    facts.leases[leaseKey(namespace, name)] = lease;
+  }
+  return facts;
+}
+
+/** Asks each zone's capabilities (once per zone). */
+async function gatherCapabilities(client: AnkraCloudClient, zones: string[], facts: CloudFacts): Promise<void> {
+  const answers = await Promise.all(zones.map((zone) => read(() => client.getZoneCapabilities(zone))));
+  zones.forEach((zone, i) => facts.capabilities[zone] = answers[i]);
+}
+
+/** Everything the doctor reads; `cloud`/`cluster` undefined when that side cannot be asked. */
+export async function gatherFacts(
+  settings: DoctorSettings,
+  access: { cloud?: CloudAccess; cluster?: ClusterAccess },
+): Promise<{ cloud?: CloudFacts; cluster?: ClusterFacts }> {
+  const [cloud, cluster] = await Promise.all([
+    access.cloud ? gatherCloudBase(access.cloud, settings) : undefined,
+    access.cluster ? gatherClusterFacts(access.cluster, settings) : undefined,
+  ]);
+  if (access.cloud && cloud?.servers) {
+    const nodes = cluster?.nodes?.ok ? cluster.nodes.value : [];
+    const servers = cloud.servers.ok ? cloud.servers.value : [];
+    const zones = zonesToCheck(matchedServers(matchNodes(nodes, servers)).map((s) => s.zone), settings.zone);
+    await gatherCapabilities(access.cloud.client, zones.map((z) => z.name), cloud);
+  }
+  return { cloud, cluster };
+}
