@@ -161,7 +161,11 @@ function text(
     ...spec,
     kind: "string",
     read(value, label) {
-      if (value === undefined || value === "") return undefined;
+      if (value === undefined || value === "") {
+        // A setting with a default may not be blanked out on the command line (`--cluster-name=`).
+        if (spec.default && spec.flag) throw new ConfigError(`${label} must not be empty (default ${spec.default})`);
+        return undefined;
+      }
       if (rule && !rule.pattern.test(value)) {
         throw new ConfigError(`${label} ${rule.describe}, not "${value.slice(0, 80)}"`);
       }

@@ -92,6 +92,20 @@ function corruptShape(body: unknown): unknown {
   return 12345;
 }
 
+/** Gives one item of a list answer a field of the wrong type (keeping its `id`, so a client can name it). */
+function corruptItem(body: unknown, index: number): unknown {
+  const list = body as { items?: unknown[] } | null;
+  if (!list || !Array.isArray(list.items) || list.items.length === 0) return corruptShape(body);
+  const items = [...list.items];
+  const at = Math.min(index, items.length - 1);
+  const item = { ...items[at] as Record<string, unknown> };
+  const field = ["hostname", "name", "state"].find((k) => k in item) ??
+    Object.keys(item).find((k) => k !== "id") ?? "id";
+  item[field] = 12345;
+  items[at] = item;
+  return { ...list, items };
+}
+
 function parseLabels(values: string[]): Record<string, string> {
   const labels: Record<string, string> = {};
   for (const value of values) {
@@ -262,6 +276,9 @@ export function simulatorApp(sim: Simulator): Hono {
         }
       }
       if (fault?.malformed === "shape") answer = { status: answer.status, body: corruptShape(answer.body) };
+      if (fault?.malformed === "item") {
+        answer = { status: answer.status, body: corruptItem(answer.body, fault.item_index ?? 0) };
+      }
       sim.record({ ...entry, status: answer.status, replayed: replayed || undefined });
       return jsonResponse(answer, headers);
     });

@@ -23,8 +23,13 @@ export const FaultSchema = v.strictObject({
   latency_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(600_000))),
   /** Never answer (until the simulator stops or the client disconnects). */
   hang: v.optional(v.boolean()),
-  /** Answer 200 with a body that is not JSON (`json`) or has a field of the wrong type (`shape`). */
-  malformed: v.optional(v.picklist(["json", "shape"])),
+  /**
+   * Answer 200 with a body that is not JSON (`json`), has a field of the wrong type (`shape`), or — for a list
+   * answer — has one item with a field of the wrong type (`item`: the item keeps its `id`; the rest are intact).
+   */
+  malformed: v.optional(v.picklist(["json", "shape", "item"])),
+  /** With `malformed: "item"`: which item of the page is spoiled (default 0; past the end: the last). */
+  item_index: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   /** Break the connection while sending the answer. */
   drop: v.optional(v.boolean()),
   /** For keyed creates: the create succeeds but its answer is not kept. */

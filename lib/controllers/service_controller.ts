@@ -269,6 +269,13 @@ export class ServiceController {
     const o = this.#o;
     if (intent.nodes.length === 0 && intent.pendingNodes > 0 && !intent.settings.zone && !o.defaults.zone) {
       log.info(2, "waiting for the nodes to be initialised before placing the load balancer", { service: intent.key });
+      // A dry run initialises no node, so it says what the real run would do next.
+      o.dryRun?.note(
+        "service",
+        intent.key,
+        `would create load balancer ${intent.loadBalancerName} for Service ${intent.key} once its ` +
+          `${intent.pendingNodes} node(s) are initialised (its zone and network come from them)`,
+      );
       return undefined;
     }
     const zone = chooseZone(intent, o.defaults.zone);
@@ -509,9 +516,9 @@ class AlreadyReported extends Error {
   }
 }
 
-/** True when a node change can change a load balancer's members. */
+/** True when a node change can change a load balancer's members (or what its Service is told). */
 export function nodeChangeMatters(old: SlimNode, node: SlimNode): boolean {
-  return old.providerID !== node.providerID ||
+  return old.providerID !== node.providerID || old.k3sNodeArgs !== node.k3sNodeArgs ||
     Boolean(old.deletionTimestamp) !== Boolean(node.deletionTimestamp) ||
     old.labels[EXCLUDE_LABEL] !== node.labels[EXCLUDE_LABEL] ||
     old.labels["topology.kubernetes.io/zone"] !== node.labels["topology.kubernetes.io/zone"] ||

@@ -9,6 +9,8 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 
 /** Annotation a kubelet with `--node-ip` writes. */
 export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
+/** k3s's record of a node's arguments (tells whether ServiceLB runs). */
+export const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
 /** Prefix of this controller's Service annotations. */
 export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
 /** Annotation in which the controller records the edge holding a Service's members. */
@@ -45,6 +47,8 @@ export interface SlimNode {
   labels: Record<string, string>;
   /** The provided node IP annotation, when set. */
   providedNodeIP?: string;
+  /** k3s's `k3s.io/node-args` annotation (k3s nodes only). */
+  k3sNodeArgs?: string;
   taints: Taint[];
   addresses: NodeAddress[];
   /** Status of the Ready condition; undefined when there is none. */
@@ -94,6 +98,7 @@ export function slimNode(node: V1Node): SlimNode {
     providerID: node.spec?.providerID || undefined,
     labels: { ...node.metadata?.labels },
     providedNodeIP: node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION],
+    k3sNodeArgs: node.metadata?.annotations?.[K3S_NODE_ARGS_ANNOTATION],
     taints: (node.spec?.taints ?? []).map((t) => ({
       key: t.key,
       value: t.value,

@@ -18,6 +18,7 @@ import { edgeMemberPrefix, loadBalancerLabels, loadBalancerName } from "./load_b
 import { type DesiredMember, MAX_MEMBERS, nodeZone, selectMembers } from "./member_selection.ts";
 import { classifyProviderId } from "./provider_id.ts";
 import { UNINITIALIZED_TAINT } from "./node_plan.ts";
+import { k3sServersRunningServiceLb, serviceLbNotice } from "./k3s.ts";
 
 /** The finalizer the framework's service controller uses (and the Go controller with it). */
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -212,6 +213,7 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
         : undefined,
     },
     { topic: "settings", reason: "UnsupportedSetting", message: unsupportedSettings(service) },
+    { topic: "service-lb", reason: "K3sServiceLBActive", message: serviceLbNotice(k3sServersRunningServiceLb(nodes)) },
     {
       topic: "members",
       reason: "TooManyMembers",

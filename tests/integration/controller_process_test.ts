@@ -7,72 +7,8 @@ import { selfSignedServingCertificate } from "../../lib/server/self_signed_certi
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
+import { MAIN, startReplica, stop } from "../support/controller_process.ts";
 import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-
-interface Replica {
-  child: Deno.ChildProcess;
-  lines: { at: number; text: string }[];
-  exited: Promise<Deno.CommandStatus>;
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<number>;
-}
-
-function startReplica(args: string[], env: Record<string, string> = {}): Replica {
-  const plane = testControlPlane();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      MAIN,
-      `--kubeconfig=${plane.kubeconfigPath}`,
-      "--v=4",
-      ...args,
-    ],
-    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests", ANKRA_CLOUD_API_URL: "https://127.0.0.1:1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  const lines: { at: number; text: string }[] = [];
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    let buffer = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let newline;
-      while ((newline = buffer.indexOf("\n")) >= 0) {
-        lines.push({ at: performance.now(), text: buffer.slice(0, newline) });
-        buffer = buffer.slice(newline + 1);
-      }
-    }
-  };
-  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
-  const exited = child.status.then(async (status) => {
-    await pumps;
-    return status;
-  });
-  return {
-    child,
-    lines,
-    exited,
-    async waitFor(pattern, timeoutMs = 30_000) {
-      const deadline = performance.now() + timeoutMs;
-      while (performance.now() < deadline) {
-        const line = lines.find((l) => pattern.test(l.text));
-        if (line) return line.at;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error(`no log line ${pattern} in ${timeoutMs} ms:\n${lines.map((l) => l.text).join("\n")}`);
-    },
-  };
-}
-
-async function stop(replica: Replica): Promise<void> {
-  try {
-    replica.child.kill("SIGKILL");
-  } catch { /* already gone */ }
-  await replica.exited;
-}
 
 function leaseHolder(lease: string): Promise<string | undefined> {
   return kubeRequest<{ spec?: { holderIdentity?: string } }>(

@@ -1,11 +1,19 @@
 /**
- * The README's main job, `deno task demo`, runs to a Service address and cleans up after itself.
+ * The README's main job, `deno task demo`: it runs to a Service address without a Warning on the way, and Ctrl-C
+ * at any moment ends it with exit code 0, removing everything it made but the controller's log.
  */
 import assert from "node:assert/strict";
 
-Deno.test("the local demo initialises both nodes, gets the Service its address, and cleans up", async () => {
+const DEMO = new URL("../../scripts/demo.ts", import.meta.url).pathname;
+
+function controlPlaneDirs(): Set<string> {
+  const tmp = Deno.env.get("TMPDIR") ?? "/tmp";
+  return new Set([...Deno.readDirSync(tmp)].filter((e) => e.name.startsWith("ccm-control-plane-")).map((e) => e.name));
+}
+
+Deno.test("the local demo initialises both nodes, gets the Service its address without a Warning, and cleans up", async () => {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", new URL("../../scripts/demo.ts", import.meta.url).pathname],
+    args: ["run", "--allow-all", DEMO],
     env: { DEMO_EXIT_WHEN_READY: "1" },
     stdout: "piped",
     stderr: "null",
@@ -17,7 +25,57 @@ Deno.test("the local demo initialises both nodes, gets the Service its address, 
   assert.match(text, /load balancer k8s-demo-default-web \(\S+\) is creating/);
   assert.match(text, /load balancer k8s-demo-default-web \(\S+\) is running/);
   assert.match(text, /Service default\/web has its address: 2001:db8:/);
-  assert.match(text, /demo stopped; everything removed/);
+  assert.match(text, /no Warning events on the way/);
+  assert.match(text, /\/kubectl --kubeconfig \S+ get nodes,services -o wide/, "the hint uses the kubectl it built");
+  const kept = /everything removed except the controller's log: (\S+)/.exec(text)![1];
+  assert.match(await Deno.readTextFile(kept), /initialised node/, "the controller's log is kept on purpose");
+  await Deno.remove(kept);
   const kubeconfig = /--kubeconfig (\S+)/.exec(text)![1];
-  assert.throws(() => Deno.statSync(kubeconfig), "the demo's control plane directory is removed");
+  assert.throws(() => Deno.statSync(kubeconfig), "the demo's control plane directory (CA key included) is removed");
+});
+
+/** Reads `reader` until `text` matches `until` (or the stream ends, or `timeoutMs` passes). */
+async function readUntil(
+  reader: ReadableStreamDefaultReader<string>,
+  text: { value: string },
+  until: RegExp | undefined,
+  timeoutMs: number,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(until?.test(text.value))) {
+    const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), deadline - Date.now()));
+    const next = await Promise.race([reader.read(), timeout]);
+    if (next === "timeout") return false;
+    if (next.done) return until === undefined;
+    text.value += next.value;
+  }
+  return true;
+}
+
+Deno.test("Ctrl-C ends the demo with exit code 0 and removes what it made, whenever it comes", async () => {
+  for (
+    const after of [/Kubernetes API ready/, /Service default\/web of type LoadBalancer created/, /has its address/]
+  ) {
+    const before = controlPlaneDirs();
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", DEMO],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    const text = { value: "" };
+    const reached = await readUntil(reader, text, after, 90_000);
+    child.kill("SIGINT");
+    const ended = await readUntil(reader, text, undefined, 60_000);
+    if (!ended) child.kill("SIGKILL");
+    const status = await child.status;
+    assert.ok(reached, `the demo never printed ${after}:\n${text.value}`);
+    assert.ok(ended, `the demo did not end within 60 s of Ctrl-C after ${after}:\n${text.value}`);
+    assert.equal(status.code, 0, `Ctrl-C after ${after}: exit ${status.code}\n${text.value}`);
+    const left = [...controlPlaneDirs()].filter((d) => !before.has(d));
+    assert.deepEqual(left, [], `Ctrl-C after ${after} left ${left.join(", ")}`);
+    const kept = /except the controller's log: (\S+)/.exec(text.value)?.[1];
+    assert.ok(kept, text.value);
+    await Deno.remove(kept).catch(() => {});
+  }
 });

@@ -181,3 +181,29 @@ Deno.test("past 256 addresses each dual-stack Service keeps both families on its
     await deleteNodes(nodes);
   }
 });
+
+Deno.test("k3s ServiceLB still running on a k3s server gets a Warning on the Service naming the fix", async () => {
+  await using _env = await startServiceController();
+  const nodes = await createNodes(1);
+  const server = uniqueName("k3s-server");
+  const node = kubeletNode(server, {
+    providerID: `ankracloud://de-fsn1/srv-${server}`,
+    addresses: [{ type: "InternalIP", address: "10.0.3.3" }],
+  }) as { metadata: { annotations: Record<string, string> }; spec: { taints: unknown[] } };
+  node.metadata.annotations["k3s.io/node-args"] = JSON.stringify(["server", "--disable-cloud-controller"]);
+  node.spec.taints = [];
+  await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", { body: node });
+  const name = uniqueName("k3s-svc");
+  await createService(name);
+  try {
+    await eventually(async () => (await eventsFor(name)).some((e) => e.reason === "K3sServiceLBActive"), 10_000);
+    const warning = (await eventsFor(name)).find((e) => e.reason === "K3sServiceLBActive")!;
+    assert.equal(warning.type, "Warning");
+    assert.match(warning.message, new RegExp(`k3s server ${server} runs without --disable=servicelb`));
+    assert.match(warning.message, /restart every k3s server with --disable=servicelb/);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes([...nodes, server]);
+  }
+});

@@ -194,3 +194,23 @@ Deno.test("source ranges and externalTrafficPolicy: Local are named as not enfor
   assert.match(noticeOf(intent, "settings")!, /loadBalancerSourceRanges \(10.0.0.0\/8\) is not enforced.*Local/);
   assert.equal(noticeOf(serviceIntent(service(), [node("n1")], OPTIONS), "settings"), undefined);
 });
+
+Deno.test("k3s servers started without --disable=servicelb are found in every spelling of the flag", async () => {
+  const { k3sServersRunningServiceLb } = await import("../../lib/provider/k3s.ts");
+  const withArgs = (name: string, args: string[] | string) => ({
+    name,
+    k3sNodeArgs: typeof args === "string" ? args : JSON.stringify(args),
+  });
+  assert.deepEqual(
+    k3sServersRunningServiceLb([
+      withArgs("s1", ["server", "--disable-cloud-controller"]),
+      withArgs("s2", ["server", "--disable", "servicelb"]),
+      withArgs("s3", ["server", "--disable=traefik,servicelb"]),
+      withArgs("s4", ["server", "--no-deploy=servicelb"]),
+      withArgs("a1", ["agent", "--kubelet-arg", "cloud-provider=external"]),
+      withArgs("broken", "{not json"),
+      { name: "plain", k3sNodeArgs: undefined },
+    ]),
+    ["s1"],
+  );
+});

@@ -245,9 +245,9 @@ interface Started {
   status: Promise<Deno.CommandStatus>;
 }
 
-function startProcess(cmd: string, args: string[], log: string): Started {
+function startProcess(cmd: string, args: string[], log: string, detached = false): Started {
   const file = Deno.openSync(log, { write: true, create: true, truncate: true });
-  const child = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", stdin: "null" }).spawn();
+  const child = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", stdin: "null", detached }).spawn();
   const started: Started = { child, log, exited: false, status: child.status };
   const pump = async (stream: ReadableStream<Uint8Array>) => {
     for await (const chunk of stream) file.writeSync(chunk);
@@ -307,7 +307,16 @@ async function waitFor(
  * Starts etcd and kube-apiserver and waits until `/readyz` answers 200 for the admin. On failure everything started
  * is stopped, the directory (with `etcd.log` and `kube-apiserver.log`) is kept and named in the error.
  */
-export async function startControlPlane(options: { binaries?: ControlPlaneBinaries } = {}): Promise<ControlPlane> {
+export async function startControlPlane(
+  options: {
+    binaries?: ControlPlaneBinaries;
+    /**
+     * Run the servers in their own process group, so a Ctrl-C in the terminal reaches only the caller, which then
+     * stops them in order (the demo).
+     */
+    ownProcessGroup?: boolean;
+  } = {},
+): Promise<ControlPlane> {
   const binaries = options.binaries ?? findBinaries();
   const started = performance.now();
   const dir = await Deno.makeTempDir({ prefix: "ccm-control-plane-" });
@@ -326,14 +335,19 @@ export async function startControlPlane(options: { binaries?: ControlPlaneBinari
     await Deno.writeTextFile(`${dir}/tokens.csv`, `${token},test-admin,test-admin-uid,"system:masters"\n`);
     const etcdPort = freePort();
     const apiPort = freePort();
-    const etcd = startProcess(binaries.etcd, [
-      `--data-dir=${dir}/etcd-data`,
-      `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-      "--listen-peer-urls=http://127.0.0.1:0",
-      "--unsafe-no-fsync=true",
-      "--log-level=warn",
-    ], `${dir}/etcd.log`);
+    const etcd = startProcess(
+      binaries.etcd,
+      [
+        `--data-dir=${dir}/etcd-data`,
+        `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+        `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+        "--listen-peer-urls=http://127.0.0.1:0",
+        "--unsafe-no-fsync=true",
+        "--log-level=warn",
+      ],
+      `${dir}/etcd.log`,
+      options.ownProcessGroup,
+    );
     processes.push(etcd);
     await waitFor(async () => {
       const response = await fetch(`http://127.0.0.1:${etcdPort}/health`);
@@ -367,7 +381,7 @@ export async function startControlPlane(options: { binaries?: ControlPlaneBinari
       `--cert-dir=${dir}/cert-dir`,
     ];
     if (!(await hasDefaultRoute())) args.push("--advertise-address=198.51.100.10");
-    const apiserver = startProcess(binaries.kubeApiserver, args, `${dir}/kube-apiserver.log`);
+    const apiserver = startProcess(binaries.kubeApiserver, args, `${dir}/kube-apiserver.log`, options.ownProcessGroup);
     processes.push(apiserver);
     watchdog = startWatchdog(Deno.pid, processes.map((p) => p.child.pid));
 

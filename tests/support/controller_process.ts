@@ -1,0 +1,78 @@
+/**
+ * The controller as a separate process (`main.ts`) against the test control plane, with its output captured.
+ *
+ * @module
+ */
+import { testControlPlane } from "./control_plane.ts";
+
+/** The controller's entry point. */
+export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+/** A controller process with its output lines (and when each arrived). */
+export interface Replica {
+  child: Deno.ChildProcess;
+  lines: { at: number; text: string }[];
+  exited: Promise<Deno.CommandStatus>;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<number>;
+}
+
+/**
+ * Starts `main.ts` against the test control plane with `args` (after `--kubeconfig` and `--v=4`) and `env` (an
+ * unreachable API and a dummy token unless given).
+ */
+export function startReplica(args: string[], env: Record<string, string> = {}): Replica {
+  const plane = testControlPlane();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      MAIN,
+      `--kubeconfig=${plane.kubeconfigPath}`,
+      "--v=4",
+      ...args,
+    ],
+    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests", ANKRA_CLOUD_API_URL: "https://127.0.0.1:1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).spawn();
+  const lines: { at: number; text: string }[] = [];
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    let buffer = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let newline;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        lines.push({ at: performance.now(), text: buffer.slice(0, newline) });
+        buffer = buffer.slice(newline + 1);
+      }
+    }
+  };
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const exited = child.status.then(async (status) => {
+    await pumps;
+    return status;
+  });
+  return {
+    child,
+    lines,
+    exited,
+    async waitFor(pattern, timeoutMs = 30_000) {
+      const deadline = performance.now() + timeoutMs;
+      while (performance.now() < deadline) {
+        const line = lines.find((l) => pattern.test(l.text));
+        if (line) return line.at;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`no log line ${pattern} in ${timeoutMs} ms:\n${lines.map((l) => l.text).join("\n")}`);
+    },
+  };
+}
+
+/** Kills a replica (SIGKILL) and waits for it. */
+export async function stop(replica: Replica): Promise<void> {
+  try {
+    replica.child.kill("SIGKILL");
+  } catch { /* already gone */ }
+  await replica.exited;
+}
