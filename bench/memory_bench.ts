@@ -12,21 +12,11 @@
  */
 import { testControlPlane } from "../tests/support/control_plane.ts";
 import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
+import { releaseBundle } from "./release_bundle.ts";
 
 /** The program measured: the release bundle (built here), or BENCH_MAIN. */
-const MAIN = Deno.env.get("BENCH_MAIN") ?? await bundle();
+const MAIN = await releaseBundle();
 
-async function bundle(): Promise<string> {
-  const out = `${await Deno.makeTempDir()}/ankra-cloud-ccm.js`;
-  const main = new URL("../main.ts", import.meta.url).pathname;
-  const result = await new Deno.Command(Deno.execPath(), {
-    args: ["bundle", "--minify", "--platform=deno", "-o", out, main],
-    stdout: "null",
-    stderr: "inherit",
-  }).output();
-  if (!result.success) throw new Error("deno bundle failed");
-  return out;
-}
 const plane = testControlPlane();
 
 async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<unknown>): Promise<void> {

@@ -12,7 +12,9 @@
  *   others, and lets them use the reserve without pacing: a backlog of creates never starves the poll.
  *
  * Before the first answer, and with an API that sends no headers, at most `unknownConcurrency` requests are in
- * flight. `ANKRA_CLOUD_REQUESTS_PER_MINUTE` is an optional upper bound on top (a token bucket), not the pace.
+ * flight. When the window has passed its reset, one request goes first and its answer says what the new window holds
+ * (the server's window may start later than this process thinks): at most one 429 per window, never a storm.
+ * `ANKRA_CLOUD_REQUESTS_PER_MINUTE` is an optional upper bound on top (a token bucket), not the pace.
  *
  * @module
  */
@@ -144,7 +146,7 @@ export class CloudRequestBudget {
   /** True while the window has more left than its reserve: requests go out without pacing. */
   get plentyLeft(): boolean {
     if (this.#limit === undefined || this.#remaining === undefined) return true;
-    if (this.#now() >= this.#resetAt) return true;
+    if (this.#now() >= this.#resetAt) return false;
     return this.#remaining - this.#inFlight > this.#reserve();
   }
 
@@ -158,9 +160,8 @@ export class CloudRequestBudget {
       return this.#inFlight < this.#unknownConcurrency ? 0 : 50;
     }
     if (now >= this.#resetAt) {
-      // A new window: the whole limit again, until an answer says otherwise.
-      this.#remaining = this.#limit;
-      this.#resetAt = now + 60_000;
+      // Past the reset: one request finds out what the new window holds before the others go.
+      return this.#inFlight === 0 ? 0 : 50;
     }
     const available = this.#remaining - this.#inFlight;
     if (available <= 0) return Math.max(1, this.#resetAt - now);

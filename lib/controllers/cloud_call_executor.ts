@@ -32,6 +32,8 @@ export interface ApplyOptions {
   owner?: { controller: string; object: string };
   /** Abort signal. */
   signal?: AbortSignal;
+  /** Called as soon as the plan's `create_load_balancer` succeeded (before the calls that follow it). */
+  onCreated?: (lb: LoadBalancer) => void;
 }
 
 function ignoreNotFound(cause: unknown): void {
@@ -82,6 +84,8 @@ export async function applyCloudCalls(
         lb = (await cloud.createLoadBalancer(call.body, signal)).loadBalancer;
         lb = { ...lb, frontends: [...lb.frontends], backends: [...lb.backends] };
         created = true;
+        // Known before anything else can fail: a later failure must not lead to a second load balancer.
+        options.onCreated?.(lb);
         break;
       case "update_load_balancer":
         lb = { ...(await cloud.updateLoadBalancer(lbId(call.loadBalancer), call.body, signal)), ...pick(lb) };

@@ -92,6 +92,13 @@ export class LoadBalancerDirectory {
     else this.#documents.delete(key);
   }
 
+  /** Takes in a newer summary of the load balancer of `key` (state and addresses; its listeners are kept). */
+  update(key: string, summary: LoadBalancer): void {
+    const cached = this.#documents.get(key);
+    if (!cached || cached.lb.id !== summary.id) return;
+    cached.lb = { ...summary, frontends: cached.lb.frontends, backends: cached.lb.backends };
+  }
+
   /** Forgets the load balancer of `key` (deleted, or found to belong to someone else). */
   forget(key: string): void {
     this.#ids.delete(key);

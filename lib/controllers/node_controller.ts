@@ -248,8 +248,9 @@ export class NodeController {
       if (initialising) throw new WaitingForUser("NodeIPNotFound", message);
       return;
     }
+    let resourceVersion = node.resourceVersion;
     if (!sameAddresses(node.addresses, provided.addresses)) {
-      await replaceNodeAddresses(writes, name, provided.addresses);
+      resourceVersion = await replaceNodeAddresses(writes, name, provided.addresses) ?? resourceVersion;
       log.info(2, "updated node addresses", { node: name, addresses: provided.addresses.map((a) => a.address) });
     }
     const labels = labelChanges(node, metadata);
@@ -258,7 +259,7 @@ export class NodeController {
         providerID: metadata.providerID,
         labels,
         taintKey: UNINITIALIZED_TAINT,
-      });
+      }, { ...node, resourceVersion });
       if (changed) {
         events.event(reference(node), "Normal", "Synced", "Node synced successfully");
         log.info(1, "initialised node", { node: name, server: `${server.zone}/${server.id}` });

@@ -307,7 +307,12 @@ export class ServiceController {
     const membersOnly = plan.events.some((e) => e.reason === "UpdatedLoadBalancer");
     let result;
     try {
-      result = await applyCloudCalls(o.cloud, plan.calls, { current, dryRun: o.dryRun, owner });
+      result = await applyCloudCalls(o.cloud, plan.calls, {
+        current,
+        dryRun: o.dryRun,
+        owner,
+        onCreated: (lb) => this.#directory.remember(intent.key, lb, { full: false }),
+      });
     } catch (cause) {
       this.#directory.invalidate(intent.key);
       if (cause instanceof CloudApiError && cause.reason?.startsWith("idempotency_key_")) {
@@ -354,6 +359,7 @@ export class ServiceController {
   #served(key: string, summary: LoadBalancer): void {
     const service = this.#o.services.store.get(key);
     if (!service || needsCleanup(service, this.#o.loadBalancerClass)) return;
+    this.#directory.update(key, summary);
     this.#queue.addAfter(key, this.#o.driftCheckMs ?? 600_000);
     const plan = planServed(service.ingress, summary, this.#ensuring.has(service.uid));
     const write = plan.ingress ? writeServiceIngress(this.#o.writes, service, plan.ingress) : Promise.resolve();

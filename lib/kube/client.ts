@@ -106,6 +106,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Timeout in milliseconds (default the client's). */
   timeoutMs?: number;
+  /**
+   * A rate limiter of the caller's own instead of the client's `--kube-api-qps` bucket (events have their own, so a
+   * burst of events never slows the controllers' writes).
+   */
+  limiter?: { acquire(signal?: AbortSignal): Promise<void> };
 }
 
 /** A watch event. */
@@ -221,7 +226,7 @@ export class KubeClient {
   }
 
   async #attempt<T>(method: string, path: string, options: RequestOptions): Promise<T> {
-    await this.#budget.acquire(options.signal);
+    await (options.limiter ?? this.#budget).acquire(options.signal);
     const headers = await this.#prepare();
     if (options.body !== undefined) {
       headers["content-type"] = method === "PATCH" ? PATCH_CONTENT_TYPES[options.patch ?? "merge"] : "application/json";

@@ -11,7 +11,7 @@
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import { isKubeError } from "./client.ts";
 import { describedInDryRun, type KubeWriteTarget, type ObjectChange, updateObject } from "./object_writes.ts";
-import type { NodeAddress, Taint } from "./slim.ts";
+import type { NodeAddress, SlimNode, Taint } from "./slim.ts";
 
 function nodePath(name: string, subresource?: "status"): string {
   return `/api/v1/nodes/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;
@@ -21,18 +21,40 @@ function described(target: KubeWriteTarget, controller: string, node: string, ac
   return describedInDryRun(target, { controller, object: `node ${node}`, action, detail });
 }
 
-function updateNode(target: KubeWriteTarget, name: string, change: ObjectChange<V1Node>): Promise<boolean> {
-  return updateObject<V1Node>(target.kube, nodePath(name), change);
+function updateNode(
+  target: KubeWriteTarget,
+  name: string,
+  change: ObjectChange<V1Node>,
+  known?: SlimNode,
+): Promise<boolean> {
+  return updateObject<V1Node>(target.kube, nodePath(name), change, known ? asNode(known) : undefined);
+}
+
+/** The parts of a Node these writes read, from the slim copy in the store (taints in full, labels, providerID). */
+function asNode(node: SlimNode): V1Node {
+  return {
+    metadata: { name: node.name, resourceVersion: node.resourceVersion, labels: node.labels },
+    spec: {
+      providerID: node.providerID,
+      taints: node.taints.map((t) => ({
+        key: t.key,
+        effect: t.effect,
+        ...(t.value !== undefined ? { value: t.value } : {}),
+        ...(t.timeAdded ? { timeAdded: t.timeAdded as unknown as Date } : {}),
+      })),
+    },
+  };
 }
 
 /**
  * Initialises a Node in one update: sets `providerID` unless it has one, sets `labels`, removes the taint
- * `taintKey`. False when the Node is gone.
+ * `taintKey`. False when the Node is gone. `known` (the store's copy) saves the read before the write.
  */
 export async function initialiseNode(
   target: KubeWriteTarget,
   name: string,
   init: { providerID: string; labels: Record<string, string>; taintKey: string },
+  known?: SlimNode,
 ): Promise<boolean> {
   const detail = `initialise node ${name}: providerID ${init.providerID}, labels ${JSON.stringify(init.labels)}, ` +
     `remove taint ${init.taintKey}`;
@@ -42,7 +64,7 @@ export async function initialiseNode(
     const spec: Record<string, unknown> = { taints };
     if (!raw.spec?.providerID) spec.providerID = init.providerID;
     return { metadata: { labels: init.labels }, spec };
-  });
+  }, known);
 }
 
 /** Adds `taint` (when no taint has its key) or removes every taint with its key; false when nothing changed. */
@@ -78,18 +100,22 @@ export async function patchNodeLabels(
   await target.kube.request("PATCH", nodePath(name), { patch: "merge", body: { metadata: { labels } } });
 }
 
-/** Replaces the Node's `status.addresses` through the status subresource. */
+/**
+ * Replaces the Node's `status.addresses` through the status subresource; returns the Node's new resourceVersion (so a
+ * write that follows needs no read).
+ */
 export async function replaceNodeAddresses(
   target: KubeWriteTarget,
   name: string,
   addresses: NodeAddress[],
-): Promise<void> {
+): Promise<string | undefined> {
   const detail = `set the addresses of node ${name} to ${addresses.map((a) => `${a.type} ${a.address}`).join(", ")}`;
-  if (described(target, "cloud-node", name, "patch_node_addresses", detail)) return;
-  await target.kube.request("PATCH", nodePath(name, "status"), {
+  if (described(target, "cloud-node", name, "patch_node_addresses", detail)) return undefined;
+  const updated = await target.kube.request<V1Node>("PATCH", nodePath(name, "status"), {
     patch: "strategic",
     body: { status: { addresses: [{ $patch: "replace" }, ...addresses] } },
   });
+  return updated.metadata?.resourceVersion;
 }
 
 /** Deletes the Node if it still has `uid`; false when it was already gone. */

@@ -27,19 +27,27 @@ export function describedInDryRun(target: KubeWriteTarget, action: PlannedAction
 /** Computes a merge patch (without metadata.resourceVersion) from the current object, or nothing to do. */
 export type ObjectChange<T> = (current: T) => Record<string, unknown> | undefined;
 
-/** Applies `change` at `path`; false when there was nothing to change or the object is gone. */
+/**
+ * Applies `change` at `path`; false when there was nothing to change or the object is gone. `known` is the object as
+ * the caller's cache has it (with its resourceVersion): the first attempt uses it instead of a read, and a conflict
+ * (the cache was behind) falls back to reading.
+ */
 export async function updateObject<T extends { metadata?: { resourceVersion?: string } }>(
   kube: KubeClient,
   path: string,
   change: ObjectChange<T>,
+  known?: T,
 ): Promise<boolean> {
   for (let attempt = 1;; attempt++) {
     let current: T;
-    try {
-      current = await kube.get<T>(path);
-    } catch (cause) {
-      if (isKubeError(cause, "not_found")) return false;
-      throw cause;
+    if (attempt === 1 && known?.metadata?.resourceVersion) current = known;
+    else {
+      try {
+        current = await kube.get<T>(path);
+      } catch (cause) {
+        if (isKubeError(cause, "not_found")) return false;
+        throw cause;
+      }
     }
     const patch = change(current);
     if (!patch) return false;

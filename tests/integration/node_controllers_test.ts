@@ -353,3 +353,33 @@ Deno.test("fifty nodes joining at once get their servers' legs from the networks
     await Promise.all(names.map(deleteNode));
   }
 });
+
+Deno.test("a node that goes NotReady gets its server read at once: shut down → tainted in seconds, not a list period", async () => {
+  // The shared server list runs once a minute here, as in production.
+  await using env = await startNodeControllers({ serverListPeriodMs: 60_000, monitorPeriodMs: 1_000 });
+  const sim = env.cloud.simulator.sim;
+  const name = uniqueName("prompt");
+  const server = sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
+  await createNode(name);
+  try {
+    await eventually(async () => !tainted(await getNode(name), UNINITIALIZED), 15_000);
+    const reads = sim.count("get_server") + sim.count("list_servers");
+    server.state = "stopped";
+    const started = performance.now();
+    await setReady(name, false);
+    await eventually(async () => tainted(await getNode(name), SHUTDOWN), 10_000, "shutdown taint");
+    const seconds = (performance.now() - started) / 1000;
+    assert.ok(seconds < 5, `tainted ${seconds.toFixed(1)} s after going NotReady (the list period is 60 s)`);
+    assert.ok(sim.count("get_server") + sim.count("list_servers") - reads <= 2, "one read for the transition");
+    // Staying NotReady costs nothing more.
+    const after = sim.count("get_server") + sim.count("list_servers");
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal(
+      sim.count("get_server") + sim.count("list_servers"),
+      after,
+      "no further reads while it stays NotReady",
+    );
+  } finally {
+    await deleteNode(name);
+  }
+});

@@ -207,3 +207,28 @@ Deno.test("k3s ServiceLB still running on a k3s server gets a Warning on the Ser
     await deleteNodes([...nodes, server]);
   }
 });
+
+Deno.test("a failure after the create (a backend refused) makes no second load balancer: the next pass finishes it", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  sim.faults.add({ operation: "create_load_balancer_backend", status: 503, times: 1 });
+  const name = uniqueName("half");
+  await createService(name);
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 20_000, "an address after a retry");
+    assert.equal(sim.count("create_load_balancer"), 1, "created once");
+    assert.equal(sim.loadBalancers.items.size, 1);
+    const lb = [...sim.loadBalancers.items.values()][0];
+    assert.deepEqual(lb.frontends.map((f) => f.name), ["tcp-80"], "the listener was finished by the next pass");
+    const failed = (await eventsFor(name)).find((e) => e.reason === "SyncLoadBalancerFailed");
+    assert.match(
+      failed!.message,
+      /^Error syncing load balancer: failed to ensure load balancer: create_load_balancer_backend/,
+    );
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});

@@ -1,0 +1,116 @@
+/**
+ * The controller across Kubernetes API server outages, as a separate process whose API server sits behind a proxy
+ * the test takes down and brings back: after restarts in a row a new Node is initialised within seconds of the API
+ * being back (the watch retry does not sit at a long backoff), and an outage longer than the renew deadline ends
+ * the term of leadership with a WARN and a metric, not an ERROR — then the replica leads again.
+ */
+import assert from "node:assert/strict";
+import { freePort, kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { startReplica, stop } from "../support/controller_process.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventually } from "../support/node_controllers.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { startTcpProxy } from "../support/tcp_proxy.ts";
+
+async function kubeconfigThrough(port: number): Promise<string> {
+  const plane = testControlPlane();
+  const file = await Deno.makeTempFile({ suffix: ".kubeconfig" });
+  await Deno.writeTextFile(file, kubeconfigText(`https://127.0.0.1:${port}`, plane.caCert, plane.token));
+  return file;
+}
+
+async function metric(port: number, name: string): Promise<string[]> {
+  const out = await new Deno.Command("curl", { args: ["-sk", `https://127.0.0.1:${port}/metrics`], stdout: "piped" })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.startsWith(name));
+}
+
+Deno.test("after two API server restarts in a row a new Node is initialised within seconds of the API's return", async () => {
+  const plane = testControlPlane();
+  const target = new URL(plane.url);
+  await using proxy = startTcpProxy({ hostname: target.hostname, port: Number(target.port) });
+  const kubeconfig = await kubeconfigThrough(proxy.port);
+  const name = uniqueName("after-restart");
+  await using cloud = await startTestCloud(testSeed({
+    servers: [serverSeed({ hostname: name, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] })],
+  }));
+  const replica = startReplica([
+    `--kubeconfig=${kubeconfig}`,
+    "--leader-elect=false",
+    "--secure-port=0",
+    "--controllers=cloud-node",
+  ], { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url });
+  try {
+    await replica.waitFor(/starting controllers/);
+    // Two restarts: down for 8 s (connection refused: the watch retries), up for 1 s, down for 8 s again.
+    await proxy.down();
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    proxy.up();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await proxy.down();
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    proxy.up();
+    const back = performance.now();
+    await kubeOk(plane, "POST", "/api/v1/nodes", { body: kubeletNode(name) });
+    await eventually(
+      async () =>
+        Boolean(
+          (await kubeOk<{ spec: { providerID?: string } }>(plane, "GET", `/api/v1/nodes/${name}`)).spec
+            .providerID,
+        ),
+      20_000,
+      "the new node initialised",
+    );
+    const seconds = (performance.now() - back) / 1000;
+    console.log(`new node initialised ${seconds.toFixed(2)} s after the API server was back`);
+    assert.ok(seconds < 4, `initialised ${seconds.toFixed(2)} s after the API came back (the watch sat in backoff?)`);
+  } finally {
+    await stop(replica);
+    await kubeRequest(plane, "DELETE", `/api/v1/nodes/${name}`);
+    await Deno.remove(kubeconfig);
+  }
+});
+
+Deno.test("an API server outage past the renew deadline ends leadership with a WARN and a metric, then it leads again", async () => {
+  const plane = testControlPlane();
+  const target = new URL(plane.url);
+  await using proxy = startTcpProxy({ hostname: target.hostname, port: Number(target.port) });
+  const kubeconfig = await kubeconfigThrough(proxy.port);
+  const lease = uniqueName("outage-lease");
+  const port = freePort();
+  const replica = startReplica([
+    `--kubeconfig=${kubeconfig}`,
+    `--leader-elect-resource-name=${lease}`,
+    "--leader-elect-lease-duration=6s",
+    "--leader-elect-renew-deadline=4s",
+    "--leader-elect-retry-period=1s",
+    `--secure-port=${port}`,
+    "--bind-address=127.0.0.1",
+    "--metrics-authorization=none",
+    "--controllers=-service",
+  ]);
+  try {
+    await replica.waitFor(/became leader/);
+    await proxy.down();
+    await replica.waitFor(/lost leadership: the controllers stopped; standing by for the lease/, 20_000);
+    assert.ok(!replica.lines.some((l) => /ERROR.*leadership/.test(l.text)), "not an ERROR");
+    assert.deepEqual(
+      await metric(port, "leader_election_lost_total"),
+      [`leader_election_lost_total{name="${lease}",cause="renew_deadline"} 1`],
+    );
+    assert.deepEqual(await metric(port, "leader_election_master_status"), [
+      `leader_election_master_status{name="${lease}"} 0`,
+    ]);
+    const lostAt = replica.lines.length;
+    proxy.up();
+    await eventually(
+      () => replica.lines.slice(lostAt).some((l) => /became leader/.test(l.text)),
+      30_000,
+      "leads again",
+    );
+    assert.equal(replica.child.pid > 0, true, "the same process leads again: no restart needed");
+  } finally {
+    await stop(replica);
+    await Deno.remove(kubeconfig);
+  }
+});
