@@ -4,7 +4,8 @@
  *
  *     source scripts/env.sh && deno task bench:node-calls
  *
- * Phases: initialise 100 nodes; 60 s with every node Ready; 60 s with 10 nodes NotReady. Writes
+ * Phases: initialise 100 nodes; 60 s with every node Ready; 10 nodes go NotReady (their servers are read at once);
+ * then 60 s with those 10 nodes NotReady. Writes
  * bench/node_api_calls_report.md. Target (issue 5): ≤ 2 calls/min for 100 healthy nodes, and no more per NotReady
  * node.
  *
@@ -91,6 +92,10 @@ for (const name of names.slice(0, 10)) {
     },
   });
 }
+// The transition: the servers of nodes that just went NotReady are read once (one list for ten nodes).
+const transitionBefore = sim.count();
+await new Promise((resolve) => setTimeout(resolve, 10_000));
+const transition = sim.count() - transitionBefore;
 const notReadyBefore = sim.count();
 await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
 const notReady = perMinute(notReadyBefore, sim.count());
@@ -102,6 +107,9 @@ for (const name of names) await kubeOk(plane, "DELETE", `/api/v1/nodes/${name}`)
 const report = [
   "# Node controllers: Ankra API calls",
   "",
+  "Command: `source scripts/env.sh && deno task bench:node-calls` (controllers in-process against the real",
+  "kube-apiserver and the simulator).",
+  "",
   `Run ${new Date().toISOString()}: 100 nodes and servers, default periods (server list 60 s, address refresh 5 min,`,
   `lifecycle 5 s), calls counted by the simulator over ${WINDOW_MS / 1000} s windows.`,
   "",
@@ -109,10 +117,11 @@ const report = [
   "| --- | --- |",
   `| initialise 100 nodes (${initSeconds.toFixed(1)} s) | ${JSON.stringify(initCalls)} |`,
   `| 100 Ready nodes | ${healthy} per minute |`,
-  `| 90 Ready + 10 NotReady nodes | ${notReady} per minute |`,
+  `| 10 nodes go NotReady (the 10 s after) | ${transition} call(s) in all: their servers read once |`,
+  `| 90 Ready + 10 NotReady nodes, steady | ${notReady} per minute |`,
   "",
-  "Framework design for comparison (`ccm-landscape.md` §1.7): ~20/min for 100 healthy nodes plus 24/min per NotReady",
-  "node.",
+  "For comparison, the framework's design (InstanceExists/InstanceShutdown per NotReady node every 5 s, a metadata",
+  "call per node every 5 minutes) needs ~20/min for 100 healthy nodes plus 24/min per NotReady node.",
   "",
 ].join("\n");
 await Deno.writeTextFile(new URL("./node_api_calls_report.md", import.meta.url), report);

@@ -1,7 +1,7 @@
 /**
  * valibot schemas of every Ankra Cloud API document this controller reads. Objects are loose (unknown fields are
  * kept and ignored: the API adds fields, and the zone capabilities document has ~35 we never read); wrong types are
- * rejected. Field rules follow `ankra-cloud-api.md`.
+ * rejected. Field rules follow the Ankra Cloud API document (v1).
  *
  * @module
  */

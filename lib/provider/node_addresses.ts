@@ -1,5 +1,5 @@
 /**
- * Node addresses from a server, IPv6 first, exactly as `reference-behaviour.md` §2.4 orders them, and the
+ * Node addresses from a server, IPv6 first, exactly as the Go controller orders them, and the
  * framework's rules for the kubelet's `--node-ip` (`alpha.kubernetes.io/provided-node-ip`, single and dual-stack,
  * KEP-3705) and its Hostname.
  *

@@ -1,5 +1,5 @@
 /**
- * What a server's state means for its node (`reference-behaviour.md` §2.3).
+ * What a server's state means for its node, as the Go controller's state table says.
  *
  * @module
  */
