@@ -300,9 +300,6 @@ export class ServiceController {
     const o = this.#o;
     const owner = { controller: "service", object: intent.key };
     this.#events(service, plan.events, "before");
-    if (plan.ensuringOpen || plan.events.some((e) => e.reason === "EnsuringLoadBalancer")) {
-      this.#ensuring.add(service.uid);
-    }
     if (plan.calls.length > 0 || plan.ingress) await addServiceFinalizer(o.writes, service, FINALIZER);
     const membersOnly = plan.events.some((e) => e.reason === "UpdatedLoadBalancer");
     let result;
@@ -348,7 +345,6 @@ export class ServiceController {
     this.#singleReasons.delete(service.uid);
     if (plan.ingress) await writeServiceIngress(o.writes, service, plan.ingress);
     this.#events(service, plan.events, "after");
-    if (!plan.ensuringOpen) this.#ensuring.delete(service.uid);
     if (plan.served || o.dryRun || !lb) return { requeueAfterMs: o.driftCheckMs ?? 600_000 };
     this.#tracker.track(lb.id, intent.key);
     // The tracker writes the address; this is only the fallback if it never reports.
@@ -366,7 +362,6 @@ export class ServiceController {
     write.then(() => {
       this.#events(service, plan.events, "before");
       this.#events(service, plan.events, "after");
-      this.#ensuring.delete(service.uid);
       log.info(1, "load balancer is serving", { service: key, loadBalancer: summary.id });
     }).catch((cause) => {
       log.warn("could not write the Service's address; the next pass retries", { service: key, error: cause });
@@ -396,7 +391,6 @@ export class ServiceController {
     });
     if (!plan.ok) throw new WaitingForUser("SyncLoadBalancerFailed", plan.problem);
     this.#events(service, plan.events, "before");
-    if (plan.ensuringOpen || plan.events.length > 0) this.#ensuring.add(service.uid);
     if (plan.calls.length > 0 || plan.ingress || recordChanges) {
       await addServiceFinalizer(o.writes, service, FINALIZER);
     }
@@ -422,7 +416,6 @@ export class ServiceController {
     }
     if (plan.ingress) await writeServiceIngress(o.writes, service, plan.ingress);
     this.#events(service, plan.events, "after");
-    if (!plan.ensuringOpen) this.#ensuring.delete(service.uid);
     return { requeueAfterMs: plan.served ? (o.driftCheckMs ?? 600_000) : (o.provisioningPollMs ?? 2_000) };
   }
 
@@ -487,9 +480,21 @@ export class ServiceController {
     o.serviceEvents.event(reference(service), "Normal", "DeletedLoadBalancer", "Deleted load balancer");
   }
 
+  /**
+   * Records the planned events of `when`, keeping `EnsuringLoadBalancer` and `EnsuredLoadBalancer` paired whatever
+   * interleaves (a pass and the provisioning tracker may both see the address first): an Ensuring only when none is
+   * open, an Ensured only to close an open one.
+   */
   #events(service: SlimService, events: PlannedEvent[], when: "before" | "after"): void {
     for (const e of events) {
-      if (e.when === when) this.#o.serviceEvents.event(reference(service), e.type, e.reason, e.message);
+      if (e.when !== when) continue;
+      if (e.reason === "EnsuringLoadBalancer") {
+        if (this.#ensuring.has(service.uid)) continue;
+        this.#ensuring.add(service.uid);
+      } else if (e.reason === "EnsuredLoadBalancer") {
+        if (!this.#ensuring.delete(service.uid)) continue;
+      }
+      this.#o.serviceEvents.event(reference(service), e.type, e.reason, e.message);
     }
   }
 
