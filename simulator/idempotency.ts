@@ -1,9 +1,10 @@
 /**
- * `Idempotency-Key` semantics of billable creates, as the API documents them: the same key and request within 24 h
- * replays the first answer (`Idempotent-Replayed: true`); a request still running answers 409
- * `idempotency_key_in_progress`; a different request with the key 422 `idempotency_key_reused`; a 4xx frees the key;
- * a 5xx (or unfinished) first request holds it and answers 409 `idempotency_key_outcome_unknown`; a create whose
- * answer was not kept answers 409 `idempotency_key_answer_not_stored`.
+ * `Idempotency-Key` semantics of billable creates, as the API documents them: a key is 1–255 visible ASCII characters
+ * (400 otherwise, decided before the store is asked); the same key and request within 24 h replays the first answer
+ * (`Idempotent-Replayed: true`); a request still running answers 409 `idempotency_key_in_progress`; a different
+ * request with the key 422 `idempotency_key_reused`; a 4xx frees the key; a 5xx (or unfinished) first request holds
+ * it and answers 409 `idempotency_key_outcome_unknown`; a create whose answer was not kept answers 409
+ * `idempotency_key_answer_not_stored`. A refused request is never recorded: it leaves the key as it was.
  *
  * @module
  */
@@ -20,10 +21,24 @@ interface Record {
   at: number;
 }
 
-/** What to do with a keyed request. */
+/**
+ * What to do with a keyed request: run it (and {@linkcode IdempotencyStore.finish} it), replay the first answer, or
+ * refuse it with `problem` (one of the documented 409/422 refusals, or the 400 for a malformed key).
+ */
 export type IdempotencyDecision =
   | { kind: "run" }
-  | { kind: "replay"; status: number; body: unknown };
+  | { kind: "replay"; status: number; body: unknown }
+  | { kind: "refuse"; problem: ProblemError };
+
+/** The 400 for an `Idempotency-Key` header that is not 1–255 visible ASCII characters; undefined for a good key. */
+export function idempotencyKeyProblem(key: string): ProblemError | undefined {
+  return KEY.test(key) ? undefined : badRequest("header Idempotency-Key: must be 1-255 visible ASCII characters");
+}
+
+/** What identifies a request for its key: the same key with another fingerprint is a reuse (422). */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return `${method} ${path} ${JSON.stringify(body ?? null)}`;
+}
 
 /** Idempotency records per account (one account here), per operation and key. */
 export class IdempotencyStore {
@@ -36,15 +51,10 @@ export class IdempotencyStore {
   }
 
   /**
-   * Decides for a request with `key` (validated here) and the request's `fingerprint`; marks it in progress when it
-   * is to run.
-   *
-   * @throws {ProblemError} for a malformed key or one of the documented refusals.
+   * Decides for a request with a well-formed `key` (see {@linkcode idempotencyKeyProblem}) and the request's
+   * `fingerprint`; marks it in progress when it is to run.
    */
   begin(operation: string, key: string, fingerprint: string): IdempotencyDecision {
-    if (!KEY.test(key)) {
-      throw badRequest("header Idempotency-Key: must be 1-255 visible ASCII characters");
-    }
     const id = `${operation}\u0000${key}`;
     const existing = this.#records.get(id);
     if (existing && this.#now() - existing.at > TTL_MS) this.#records.delete(id);
@@ -54,27 +64,31 @@ export class IdempotencyStore {
       return { kind: "run" };
     }
     if (record.fingerprint !== fingerprint) {
-      throw new ProblemError(422, "this Idempotency-Key was used with a different request", {
-        reason: "idempotency_key_reused",
-      });
+      return refuse(
+        new ProblemError(422, "this Idempotency-Key was used with a different request", {
+          reason: "idempotency_key_reused",
+        }),
+      );
     }
     switch (record.state) {
       case "in_progress":
-        throw new ProblemError(409, "the first request with this Idempotency-Key is still running", {
-          reason: "idempotency_key_in_progress",
-          retryAfterSeconds: 1,
-        });
+        return refuse(
+          new ProblemError(409, "the first request with this Idempotency-Key is still running", {
+            reason: "idempotency_key_in_progress",
+            retryAfterSeconds: 1,
+          }),
+        );
       case "unknown":
-        throw conflict(
+        return refuse(conflict(
           "the first request with this Idempotency-Key failed or never finished: list the resource and retry " +
             "with a new key only if it is absent",
           "idempotency_key_outcome_unknown",
-        );
+        ));
       case "not_stored":
-        throw conflict(
+        return refuse(conflict(
           "the create succeeded but its answer was not kept: read the resource",
           "idempotency_key_answer_not_stored",
-        );
+        ));
       case "done":
         return { kind: "replay", status: record.status!, body: record.body };
     }
@@ -100,4 +114,8 @@ export class IdempotencyStore {
   clear(): void {
     this.#records.clear();
   }
+}
+
+function refuse(problem: ProblemError): IdempotencyDecision {
+  return { kind: "refuse", problem };
 }

@@ -1,6 +1,6 @@
 /**
  * Opaque keyset cursors and `limit` handling for the simulator's lists: `limit` 1–100 (default 50); a malformed
- * cursor or out-of-range limit is a 400, as the API documents.
+ * cursor or out-of-range limit is a 400, as the API documents. Also the keys that sort a list oldest or newest first.
  *
  * @module
  */
@@ -27,6 +27,16 @@ export function parseLimit(value: string | undefined): number {
   const limit = Number(value);
   if (limit < 1 || limit > MAX_LIMIT) throw badRequest(`query limit: must be an integer from 1 to ${MAX_LIMIT}`);
   return limit;
+}
+
+/** The key of an item listed oldest first: its sequence number, zero-padded so keys sort in list order. */
+export function oldestFirstKey(seq: number): string {
+  return String(seq).padStart(13, "0");
+}
+
+/** The key of an item listed newest first: keys sort in list order (a larger `seq` gets a smaller key). */
+export function newestFirstKey(seq: number): string {
+  return String(1e12 - seq).padStart(13, "0");
 }
 
 /**

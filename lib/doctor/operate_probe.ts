@@ -12,8 +12,9 @@
  *    `owner_approval_required`, `account_suspended`),
  * 5. the zone (404), the network (400), and only then quota and capacity.
  *
- * That is the simulator's order (token, scope, body shape in `simulator/app.ts`; billing gates, zone, network in
- * `simulator/load_balancers.ts`); the API document lists the answers but not their order. Where its order differs,
+ * That is the simulator's order (token and scope in `simulator/operation_route.ts`, body shape in
+ * `simulator/routes/load_balancers.ts`; billing gates, zone, network in `simulator/load_balancers.ts`); the API
+ * document lists the answers but not their order. Where its order differs,
  * an answer can say less (a 404 or 400 then does not prove the billing gates pass), never something false about
  * the scope: a 403 without `email_unverified` is the read-only answer. It sends `public_ipv4: false` and
  * `high_availability: false` (the cheapest kind, should any API ever accept it) and a label naming it.

@@ -1,0 +1,150 @@
+/**
+ * The control API under `/_simulator`, for tests and demos: the whole state, the request log, counters, reset,
+ * scripted faults, and changes to servers, settings, zones, tokens, networks and edges. It has no authentication, no
+ * rate limit and no faults; each request is logged as operation `control`, and an error is a problem document (400
+ * for anything but a {@linkcode ProblemError}).
+ *
+ * @module
+ */
+import { type Context, Hono } from "hono";
+import * as v from "valibot";
+import { FaultSchema } from "../faults.ts";
+import { ProblemError } from "../problem.ts";
+import { parsed, readJson } from "../request_input.ts";
+import { type Answer, jsonResponse, problemResponse } from "../responses.ts";
+import { SeedEdgeSchema, SeedNetworkSchema, SeedServerSchema, SeedSettingsSchema, SeedTokenSchema } from "../seed.ts";
+import type { Simulator } from "../simulator.ts";
+
+const ServerChangeSchema = v.strictObject({
+  state: v.optional(v.picklist(["creating", "starting", "started", "stopping", "stopped", "deleting", "error"])),
+  hostname: v.optional(v.string()),
+  plan: v.optional(v.string()),
+  public_ipv4: v.optional(v.nullable(v.string())),
+  public_ipv6: v.optional(v.nullable(v.string())),
+  labels: v.optional(v.record(v.string(), v.string())),
+  interfaces: v.optional(v.array(v.strictObject({ network_id: v.string(), address: v.optional(v.string()) }))),
+});
+
+const ZoneChangeSchema = v.strictObject({
+  compute_nodes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  servers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+});
+
+/** The router of the control API (mounted under `/_simulator`). */
+export function controlRouter(sim: Simulator): Hono {
+  const router = new Hono();
+  const control = (c: Context, run: () => Answer | Promise<Answer>) => {
+    return (async () => {
+      sim.world.tick();
+      const url = new URL(c.req.url);
+      try {
+        const answer = await run();
+        sim.record({ operation: "control", method: c.req.method, path: url.pathname, status: answer.status });
+        return jsonResponse(answer);
+      } catch (cause) {
+        const error = cause instanceof ProblemError ? cause : new ProblemError(400, String((cause as Error).message));
+        sim.record({ operation: "control", method: c.req.method, path: url.pathname, status: error.status });
+        return problemResponse(error);
+      }
+    })();
+  };
+  const body = async <S extends v.GenericSchema>(c: Context, schema: S) => parsed(schema, await readJson(c));
+
+  router.get("/state", (c) =>
+    control(c, () => ({
+      status: 200,
+      body: {
+        settings: sim.world.settings,
+        zones: sim.world.listZones().map((z) => ({ ...sim.world.zoneDocument(z), compute_nodes: z.compute_nodes })),
+        networks: [...sim.world.networks.values()].map((n) => sim.world.networkDocument(n, true)),
+        servers: [...sim.world.servers.values()].map((s) => sim.world.serverDocument(s)),
+        load_balancers: sim.loadBalancers.list({}).map((lb) => sim.loadBalancers.document(lb, true)),
+        edges: sim.edges.list().map((e) => sim.edges.document(e, true)),
+      },
+    })));
+  router.get("/requests", (c) =>
+    control(c, () => {
+      const operation = c.req.query("operation");
+      return { status: 200, body: { items: sim.log.filter((e) => !operation || e.operation === operation) } };
+    }));
+  router.get("/counters", (c) => control(c, () => ({ status: 200, body: Object.fromEntries(sim.counters) })));
+  router.post("/reset", (c) =>
+    control(c, async () => {
+      const options = (await readJson(c) ?? {}) as { world?: boolean; log?: boolean };
+      if (options.world !== false) sim.resetWorld();
+      if (options.log !== false) sim.resetLog();
+      return { status: 204 };
+    }));
+  router.post("/faults", (c) =>
+    control(c, async () => {
+      const input = await readJson(c);
+      const list = Array.isArray(input) ? input : [input];
+      for (const fault of list) sim.faults.add(parsed(FaultSchema, fault));
+      return { status: 201, body: { items: sim.faults.pending() } };
+    }));
+  router.get("/faults", (c) => control(c, () => ({ status: 200, body: { items: sim.faults.pending() } })));
+  router.delete("/faults", (c) =>
+    control(c, () => {
+      sim.faults.clear();
+      return { status: 204 };
+    }));
+  router.post("/servers", (c) =>
+    control(c, async () => ({
+      status: 201,
+      body: { server: sim.world.serverDocument(sim.world.addServer(await body(c, SeedServerSchema))) },
+    })));
+  router.patch("/servers/:id", (c) =>
+    control(c, async () => {
+      const server = sim.world.server(c.req.param("id"));
+      const change = await body(c, ServerChangeSchema);
+      if (change.state !== undefined) server.state = change.state;
+      if (change.hostname !== undefined) server.hostname = change.hostname;
+      if (change.public_ipv4 !== undefined) server.public_ipv4 = change.public_ipv4;
+      if (change.public_ipv6 !== undefined) server.public_ipv6 = change.public_ipv6;
+      if (change.plan !== undefined) server.plan = change.plan;
+      if (change.labels !== undefined) server.labels = { ...change.labels };
+      if (change.interfaces !== undefined) sim.world.setInterfaces(server, change.interfaces);
+      server.updated_at = sim.world.isoNow();
+      return { status: 200, body: { server: sim.world.serverDocument(server) } };
+    }));
+  router.delete("/servers/:id", (c) =>
+    control(c, () => {
+      sim.world.server(c.req.param("id"));
+      sim.world.servers.delete(c.req.param("id"));
+      return { status: 204 };
+    }));
+  router.patch("/settings", (c) =>
+    control(c, async () => {
+      const change = await body(c, v.partial(SeedSettingsSchema));
+      for (const [key, value] of Object.entries(change)) {
+        if (value !== undefined) (sim.world.settings as Record<string, unknown>)[key] = value;
+      }
+      return { status: 200, body: { settings: sim.world.settings } };
+    }));
+  router.patch("/zones/:name", (c) =>
+    control(c, async () => {
+      const zone = sim.world.zone(c.req.param("name"));
+      const change = await body(c, ZoneChangeSchema);
+      if (change.compute_nodes !== undefined) zone.compute_nodes = change.compute_nodes;
+      if (change.servers !== undefined) zone.servers = change.servers;
+      return { status: 200, body: { capabilities: sim.world.capabilities(zone) } };
+    }));
+  router.post("/tokens", (c) =>
+    control(c, async () => {
+      const token = await body(c, SeedTokenSchema);
+      sim.world.tokens.set(token.token, { token: token.token, scope: token.scope });
+      return { status: 201, body: { prefix: token.token.slice(0, 8), scope: token.scope } };
+    }));
+  router.post("/networks", (c) =>
+    control(c, async () => ({
+      status: 201,
+      body: { network: sim.world.networkDocument(sim.world.addNetwork(await body(c, SeedNetworkSchema)), true) },
+    })));
+  router.post("/edges", (c) =>
+    control(c, async () => {
+      const { id, members, ...rest } = await body(c, SeedEdgeSchema);
+      const { edge } = sim.edges.create({ ...rest, members }, { id, ready: true });
+      return { status: 201, body: { edge: sim.edges.document(edge, true) } };
+    }));
+  return router;
+}
