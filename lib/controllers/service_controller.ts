@@ -21,12 +21,7 @@ import type { AnkraCloudClient, CreateLoadBalancerInput, LoadBalancer } from "..
 import { CloudApiError, isNotFound } from "../cloud/errors.ts";
 import type { EventRecorder, ObjectReference } from "../kube/events.ts";
 import type { Informer } from "../kube/informer.ts";
-import {
-  addServiceFinalizer,
-  recordServiceEdge,
-  removeServiceFinalizer,
-  writeServiceIngress,
-} from "../kube/service_writes.ts";
+import { recordServiceEdge, setServiceFinalizer, writeServiceIngress } from "../kube/service_writes.ts";
 import type { KubeWriteTarget } from "../kube/object_writes.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimNode, type SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
@@ -300,7 +295,7 @@ export class ServiceController {
     const o = this.#o;
     const owner = { controller: "service", object: intent.key };
     this.#events(service, plan.events, "before");
-    if (plan.calls.length > 0 || plan.ingress) await addServiceFinalizer(o.writes, service, FINALIZER);
+    if (plan.calls.length > 0 || plan.ingress) await setServiceFinalizer(o.writes, service, FINALIZER, true);
     const membersOnly = plan.events.some((e) => e.reason === "UpdatedLoadBalancer");
     let result;
     try {
@@ -392,7 +387,7 @@ export class ServiceController {
     if (!plan.ok) throw new WaitingForUser("SyncLoadBalancerFailed", plan.problem);
     this.#events(service, plan.events, "before");
     if (plan.calls.length > 0 || plan.ingress || recordChanges) {
-      await addServiceFinalizer(o.writes, service, FINALIZER);
+      await setServiceFinalizer(o.writes, service, FINALIZER, true);
     }
     if (recordChanges) await recordServiceEdge(o.writes, service, edgeId);
     await applyCloudCalls(o.cloud, plan.calls, {
@@ -466,7 +461,7 @@ export class ServiceController {
         if (o.dryRun) return;
         return { requeueAfterMs: o.provisioningPollMs ?? 2_000 };
       }
-      await removeServiceFinalizer(o.writes, service, FINALIZER);
+      await setServiceFinalizer(o.writes, service, FINALIZER, false);
       if (!service.deletionTimestamp && service.ingress.length > 0) {
         await writeServiceIngress(o.writes, service, null);
       }

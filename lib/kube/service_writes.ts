@@ -37,47 +37,27 @@ export function servicePath(service: ServiceName, subresource?: "status"): strin
   return subresource ? `${base}/${subresource}` : base;
 }
 
-/** Adds `finalizer` unless present; false when there was nothing to do or the Service is gone. */
-export async function addServiceFinalizer(
+/**
+ * Adds `finalizer` (`present`) unless the Service has it, or removes it; false when there was nothing to do or the
+ * Service is gone.
+ */
+export async function setServiceFinalizer(
   target: KubeWriteTarget,
   service: ServiceName,
   finalizer: string,
+  present: boolean,
 ): Promise<boolean> {
-  if (
-    described(
-      target,
-      service,
-      "add_finalizer",
-      `add finalizer ${finalizer} to Service ${service.namespace}/${service.name}`,
-    )
-  ) {
-    return true;
-  }
+  const name = `${service.namespace}/${service.name}`;
+  const detail = present
+    ? `add finalizer ${finalizer} to Service ${name}`
+    : `remove finalizer ${finalizer} from Service ${name}`;
+  if (described(target, service, present ? "add_finalizer" : "remove_finalizer", detail)) return true;
   return await updateObject<V1Service>(target.kube, servicePath(service), (current) => {
     const finalizers = current.metadata?.finalizers ?? [];
-    return finalizers.includes(finalizer) ? undefined : { metadata: { finalizers: [...finalizers, finalizer] } };
-  });
-}
-
-/** Removes `finalizer` when present; false when there was nothing to do or the Service is gone. */
-export async function removeServiceFinalizer(
-  target: KubeWriteTarget,
-  service: ServiceName,
-  finalizer: string,
-): Promise<boolean> {
-  if (
-    described(
-      target,
-      service,
-      "remove_finalizer",
-      `remove finalizer ${finalizer} from Service ${service.namespace}/${service.name}`,
-    )
-  ) return true;
-  return await updateObject<V1Service>(target.kube, servicePath(service), (current) => {
-    const finalizers = current.metadata?.finalizers ?? [];
-    return finalizers.includes(finalizer)
-      ? { metadata: { finalizers: finalizers.filter((f) => f !== finalizer) } }
-      : undefined;
+    if (finalizers.includes(finalizer) === present) return undefined;
+    return {
+      metadata: { finalizers: present ? [...finalizers, finalizer] : finalizers.filter((f) => f !== finalizer) },
+    };
   });
 }
 

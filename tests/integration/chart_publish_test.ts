@@ -15,7 +15,7 @@ import { load as loadYaml } from "js-yaml";
 import denoJson from "../../deno.json" with { type: "json" };
 import { VERSION } from "../../lib/version.ts";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { helm, helmHomes, helmOk, type ToolOptions } from "../support/helm.ts";
+import { helm, helmHomes, helmOk, timed, type ToolOptions } from "../support/helm.ts";
 import { kubeOk } from "../support/kube_http.ts";
 import type { DeploymentDoc } from "../support/kubelet.ts";
 import { startRegistry } from "../support/registry.ts";
@@ -26,15 +26,6 @@ const CHART = `${ROOT}chart`;
 const PACKAGE = `ankra-cloud-ccm-${denoJson.version}.tgz`;
 
 const chartValues = loadYaml(await Deno.readTextFile(`${CHART}/values.yaml`)) as { image: { repository: string } };
-
-async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await work();
-  } finally {
-    console.log(`${what}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  }
-}
 
 /** The installed release as `helm list` shows it, and its Deployment's image. */
 async function installed(namespace: string, options: ToolOptions): Promise<{ chart: string; appVersion: string }> {

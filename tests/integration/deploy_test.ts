@@ -30,7 +30,7 @@ import {
   sameIgnoringBlankLines,
 } from "../../scripts/render_manifest.ts";
 import { type SharedControlPlane, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { helmOk, kubectlOk, toolPath } from "../support/helm.ts";
+import { helmOk, kubectlOk, timed, toolPath } from "../support/helm.ts";
 import type { RunningContainer } from "../support/image_runtime.ts";
 import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { containerEnv, type DeploymentDoc, getDeployment, preparePod, runPod } from "../support/kubelet.ts";
@@ -44,15 +44,6 @@ const GO_CHART = `${ROOT}tests/fixtures/go-chart-0.1.1`;
 const SECURE_PORT = 10258;
 
 const chartValues = loadYaml(await Deno.readTextFile(`${CHART}/values.yaml`)) as { image: { repository: string } };
-
-async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await work();
-  } finally {
-    console.log(`${what}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  }
-}
 
 /** Throws, saying why, when the pod's host port is taken (it runs in the host's network, as the chart says). */
 function requireFreeSecurePort(): void {

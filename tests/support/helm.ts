@@ -95,3 +95,13 @@ export async function kubectlOk(args: string[], options: ToolOptions = {}): Prom
   if (result.code !== 0) throw new Error(`kubectl ${args.join(" ")} failed (${result.code}):\n${result.text}`);
   return result.stdout;
 }
+
+/** Runs `work`, printing how long it took (the integration tests report each step's cost). */
+export async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    console.log(`${what}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
