@@ -14,6 +14,7 @@
  * @module
  */
 import { VERSION } from "../lib/version.ts";
+import { isExecutable } from "../tests/support/control_plane.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -44,15 +45,6 @@ export const MANIFEST_HEADER = [
   "# --kubelet-arg=cloud-provider=external on every node). The cluster name is kubernetes; for another one (unique",
   "# per Ankra account) install the chart with --set clusterName=<name>.",
 ].join("\n") + "\n";
-
-function isExecutable(path: string): boolean {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
 
 /** Finds helm: `KUBEBUILDER_ASSETS`, then `PATH`, then the directory `scripts/test_binaries.sh` prints. */
 export async function findHelm(): Promise<string> {

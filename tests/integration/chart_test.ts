@@ -7,7 +7,7 @@ import { kubeconfigText, testControlPlane, uniqueName } from "../support/control
 import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { helm } from "../support/helm.ts";
 import { eventually } from "../support/node_controllers.ts";
-import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -144,14 +144,9 @@ Deno.test("installed with helm, the controller runs on the chart's ServiceAccoun
     )).status.token;
     const dir = await Deno.makeTempDir();
     await Deno.writeTextFile(`${dir}/kubeconfig`, kubeconfigText(plane.url, plane.caCert, token));
-    cloud.simulator.sim.world.addServer({
-      hostname: node,
-      zone: "de-fsn1",
-      plan: "standard-2c-4g",
-      state: "started",
-      labels: {},
-      interfaces: [{ network_id: "net-1" }],
-    });
+    cloud.simulator.sim.world.addServer(
+      serverSeed({ hostname: node, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }),
+    );
     controller = new Deno.Command(Deno.execPath(), {
       args: [
         "run",

@@ -35,7 +35,7 @@ import type { RunningContainer } from "../support/image_runtime.ts";
 import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { containerEnv, type DeploymentDoc, getDeployment, preparePod, runPod } from "../support/kubelet.ts";
 import { eventually } from "../support/node_controllers.ts";
-import { startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
 import { imageFor, imageRepository, imageTag, requireImageRuntime } from "../support/test_image.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -83,14 +83,7 @@ function parseAsController(
 }
 
 function addServer(cloud: TestCloud, hostname: string): void {
-  cloud.simulator.sim.world.addServer({
-    hostname,
-    zone: "de-fsn1",
-    plan: "standard-2c-4g",
-    state: "started",
-    labels: {},
-    interfaces: [{ network_id: "net-1" }],
-  });
+  cloud.simulator.sim.world.addServer(serverSeed({ hostname, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }));
 }
 
 /**

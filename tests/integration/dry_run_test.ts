@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { type Replica, startReplica, stop } from "../support/controller_process.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
 import { serverAddresses } from "../../lib/provider/node_addresses.ts";
 import { loadBalancerLabels, loadBalancerName, memberName } from "../../lib/provider/load_balancer_names.ts";
 
@@ -203,14 +203,7 @@ Deno.test("a dry run against a new cluster says what it would create and initial
   const sim = cloud.simulator.sim;
   const names = [uniqueName("new-node"), uniqueName("new-node")];
   for (const hostname of names) {
-    sim.world.addServer({
-      hostname,
-      zone: "de-fsn1",
-      plan: "standard-2c-4g",
-      state: "started",
-      labels: {},
-      interfaces: [{ network_id: "net-1" }],
-    });
+    sim.world.addServer(serverSeed({ hostname, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }));
     await kubeOk(plane(), "POST", "/api/v1/nodes", { body: kubeletNode(hostname) });
   }
   const service = uniqueName("new-web");
@@ -255,14 +248,9 @@ Deno.test("a dry run with initialised nodes names the load balancer it would cre
   await using cloud = await startTestCloud(testSeed());
   const sim = cloud.simulator.sim;
   const name = uniqueName("plan-node");
-  const server = sim.world.addServer({
-    hostname: name,
-    zone: "de-fsn1",
-    plan: "standard-2c-4g",
-    state: "started",
-    labels: {},
-    interfaces: [{ network_id: "net-1" }],
-  });
+  const server = sim.world.addServer(
+    serverSeed({ hostname: name, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }),
+  );
   const node = kubeletNode(name, {
     providerID: `ankracloud://de-fsn1/${server.id}`,
     labels: { "topology.kubernetes.io/zone": "de-fsn1" },

@@ -25,7 +25,7 @@ import { pickRuntime, runInImage, startInImage } from "../support/image_runtime.
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { startRegistry } from "../support/registry.ts";
-import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const decoder = new TextDecoder();
@@ -279,14 +279,9 @@ Deno.test("the image builds reproducibly, travels through a registry and runs th
       await Deno.writeTextFile(`${secrets}/token`, TEST_TOKEN);
       for (const file of ["kubeconfig", "token"]) await Deno.chmod(`${secrets}/${file}`, 0o444);
       const node = uniqueName("image-node");
-      cloud.simulator.sim.world.addServer({
-        hostname: node,
-        zone: "de-fsn1",
-        plan: "standard-2c-4g",
-        state: "started",
-        labels: {},
-        interfaces: [{ network_id: "net-1" }],
-      });
+      cloud.simulator.sim.world.addServer(
+        serverSeed({ hostname: node, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }),
+      );
       const port = freePort();
       const controller = await startInImage(runtime.kind, bundle, amd64.config, {
         args: [

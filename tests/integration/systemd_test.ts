@@ -22,7 +22,7 @@ import { loadAll } from "js-yaml";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventsFor, kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
-import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 import { VERSION } from "../../lib/version.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
@@ -575,14 +575,9 @@ Deno.test("the unit's ExecStart runs the controller: two hosts elect one leader,
   const cluster = uniqueName("systemd");
   const nodeName = uniqueName("systemd-node");
   await using cloud = await startTestCloud(testSeed());
-  cloud.simulator.sim.world.addServer({
-    hostname: nodeName,
-    zone: "de-fsn1",
-    plan: "standard-2c-4g",
-    state: "started",
-    labels: {},
-    interfaces: [{ network_id: "net-1" }],
-  });
+  cloud.simulator.sim.world.addServer(
+    serverSeed({ hostname: nodeName, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }),
+  );
   const dir = await Deno.makeTempDir({ prefix: "ccm-systemd-" });
   const services: Service[] = [];
   try {
@@ -708,14 +703,9 @@ Deno.test({
     const nodeName = uniqueName("strace-node");
     const serviceName = uniqueName("strace-web");
     await using cloud = await startTestCloud(testSeed());
-    cloud.simulator.sim.world.addServer({
-      hostname: nodeName,
-      zone: "de-fsn1",
-      plan: "standard-2c-4g",
-      state: "started",
-      labels: {},
-      interfaces: [{ network_id: "net-1" }],
-    });
+    cloud.simulator.sim.world.addServer(
+      serverSeed({ hostname: nodeName, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] }),
+    );
     let service: Service | undefined;
     try {
       // The release tarball, installed read-only as the guide installs it in /opt.

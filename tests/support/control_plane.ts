@@ -79,7 +79,8 @@ export function findBinaries(): ControlPlaneBinaries {
   };
 }
 
-function isExecutable(path: string): boolean {
+/** True when `path` is an executable file. */
+export function isExecutable(path: string): boolean {
   try {
     const info = Deno.statSync(path);
     return info.isFile && ((info.mode ?? 0) & 0o111) !== 0;
