@@ -13,8 +13,10 @@ import type * as v from "valibot";
 import { parseIp } from "../lib/ip_address.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
 import type { CreateEdgeBody, EdgeMemberInput, UpdateEdgeBody } from "./request_schemas.ts";
-import type { LoadBalancers } from "./load_balancers.ts";
-import type { OperationState, World } from "./world.ts";
+import { memberAddressAllowed } from "./member_addresses.ts";
+import type { World } from "./world.ts";
+import type { OperationState } from "./world_state.ts";
+import { operationDocument, zoneHasSeparateEdges } from "./world_documents.ts";
 
 /** An edge member as stored. */
 export interface EdgeMemberState {
@@ -63,13 +65,11 @@ type Input<S extends v.GenericSchema> = v.InferOutput<S>;
 /** Edge operations on a {@linkcode World}. */
 export class Edges {
   readonly #world: World;
-  readonly #loadBalancers: LoadBalancers;
   readonly items = new Map<string, EdgeState>();
 
-  /** Creates the service; member addresses follow the load balancers' address rule. */
-  constructor(world: World, loadBalancers: LoadBalancers) {
+  /** Creates the service; member addresses follow the load balancers' address rule (`member_addresses.ts`). */
+  constructor(world: World) {
     this.#world = world;
-    this.#loadBalancers = loadBalancers;
   }
 
   /** The edge or a 404. */
@@ -90,7 +90,7 @@ export class Edges {
       if (names.has(member.name)) throw badRequest(`field members.${index}.name: ${member.name} appears twice`);
       names.add(member.name);
       const ip = parseIp(member.address);
-      if (!ip || !this.#loadBalancers.memberAddressAllowed(networkId, ip)) {
+      if (!ip || !memberAddressAllowed(this.#world, { networkId, ip })) {
         throw badRequest(
           `field members.${index}.address: ${member.address} is not a host of the edge's network, an address in ` +
             "its ULA prefix, nor a global IPv6 address",
@@ -153,7 +153,7 @@ export class Edges {
     }
     const network = world.network(body.network_id);
     const zone = world.zone(network.zone);
-    const separateAllowed = world.zoneHasSeparateEdges(zone);
+    const separateAllowed = zoneHasSeparateEdges(zone);
     if (body.placement === "separate" && !separateAllowed) {
       throw conflict(`zone ${zone.name} cannot place edges on separate VMs: separate_edges is missing`);
     }
@@ -268,7 +268,7 @@ export class Edges {
       ssh_key_count: edge.ssh_key_ids.length,
       configuration_generation: edge.configuration_generation,
       active_operation: edge.active_operation && edge.active_operation.status === "running"
-        ? this.#world.operationDocument(edge.active_operation)
+        ? operationDocument(edge.active_operation)
         : null,
       created_at: edge.created_at,
     };

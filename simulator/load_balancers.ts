@@ -9,10 +9,12 @@
  * rename (409) but not enforced on create; backend and frontend names and frontend ports are unique per load
  * balancer (409).
  *
+ * The stored shapes and the `LoadBalancer` document are in `load_balancer_state.ts`; the member address rule, shared
+ * with edges, in `member_addresses.ts`.
+ *
  * @module
  */
 import * as v from "valibot";
-import { type IpAddress, isGlobalIpv6, parseIp, prefixContains } from "../lib/ip_address.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
 import type {
   CreateBackendBody,
@@ -22,80 +24,19 @@ import type {
   UpdateBackendBody,
   UpdateLoadBalancerBody,
 } from "./request_schemas.ts";
-import type { OperationState, World } from "./world.ts";
-
-/** A health check as stored. */
-export interface HealthCheckState {
-  type: "tcp" | "http" | "none";
-  path: string;
-  expected_status: string;
-  interval_seconds: number;
-  rise: number;
-  fall: number;
-}
-
-/** A backend member as stored. */
-export interface MemberState {
-  id: string;
-  backend_id: string;
-  name: string;
-  address: string;
-  port: number;
-  weight: number;
-  enabled: boolean;
-}
-
-/** A backend as stored. */
-export interface BackendState {
-  id: string;
-  name: string;
-  mode: "tcp" | "http";
-  balance: "roundrobin" | "leastconn" | "source";
-  health_check: HealthCheckState;
-  members: MemberState[];
-}
-
-/** A frontend as stored. */
-export interface FrontendState {
-  id: string;
-  name: string;
-  port: number;
-  backend_id: string;
-  tls: boolean;
-  certificate_ids: string[];
-  redirect_to_https: boolean;
-}
-
-/** A load balancer as stored. */
-export interface LoadBalancerState {
-  id: string;
-  seq: number;
-  zone: string;
-  name: string;
-  network_id: string;
-  state: "creating" | "running" | "error" | "deleting";
-  labels: Record<string, string>;
-  high_availability: boolean;
-  wants_ipv4: boolean;
-  public_ipv4: string | null;
-  public_ipv6_addresses: string[];
-  configuration_generation: number;
-  applied_generation: number;
-  frontends: FrontendState[];
-  backends: BackendState[];
-  active_operation: OperationState | null;
-  created_at: string;
-}
-
-/** The API's health check defaults. */
-export const DEFAULT_HEALTH_CHECK: HealthCheckState = {
-  type: "tcp",
-  path: "/",
-  expected_status: "200-399",
-  interval_seconds: 2,
-  rise: 2,
-  fall: 3,
-};
+import type { World } from "./world.ts";
+import type { OperationState } from "./world_state.ts";
+import { zoneHasLoadBalancerHa } from "./world_documents.ts";
+import {
+  type BackendState,
+  DEFAULT_HEALTH_CHECK,
+  type FrontendState,
+  type HealthCheckState,
+  loadBalancerDocument,
+  type LoadBalancerState,
+  type MemberState,
+} from "./load_balancer_state.ts";
+import { checkMemberAddress } from "./member_addresses.ts";
 
 type Input<S extends v.GenericSchema> = v.InferOutput<S>;
 
@@ -146,7 +87,7 @@ export class LoadBalancers {
       if (zonesInRegion < 2) throw badRequest(`field zone_redundant: region ${zone.region} has one zone`);
       throw new ProblemError(501, "zone-redundant load balancers are not implemented yet");
     }
-    const ha = world.zoneHasLoadBalancerHa(zone);
+    const ha = zoneHasLoadBalancerHa(zone);
     if (body.high_availability === true && !ha) {
       throw conflict(
         `zone ${zone.name} cannot place a load balancer pair: load_balancer_ha is missing ` +
@@ -333,27 +274,6 @@ export class LoadBalancers {
     this.#changed(lb);
   }
 
-  /** Checks a member address against the load balancer's network (400 naming the member otherwise). */
-  checkMemberAddress(lb: LoadBalancerState, address: string, where: string): string {
-    const ip = parseIp(address);
-    if (!ip) throw badRequest(`${where}: ${address} is not an IP address`);
-    if (!this.memberAddressAllowed(lb.network_id, ip)) {
-      const network = this.#world.network(lb.network_id);
-      throw badRequest(
-        `${where}: ${ip.text} is neither a host of network ${network.id} (${network.cidr}), an address in its ` +
-          `ULA prefix ${network.ula_prefix}, nor a global IPv6 address`,
-      );
-    }
-    return ip.text;
-  }
-
-  /** The member address rule: a host of the network, inside its ULA /64, or a global (or server public) IPv6. */
-  memberAddressAllowed(networkId: string, ip: IpAddress): boolean {
-    const network = this.#world.network(networkId);
-    if (ip.family === 4) return this.#world.isNetworkHost(network, ip);
-    return prefixContains(network.prefix6, ip) || isGlobalIpv6(ip) || this.#world.isServerPublicIpv6(ip);
-  }
-
   /** `replace_load_balancer_members`: one configuration change; names reappearing keep their ids. */
   replaceMembers(loadBalancerId: string, backendId: string, members: Input<typeof MemberInput>[]): MemberState[] {
     const lb = this.#changeable(loadBalancerId);
@@ -362,7 +282,10 @@ export class LoadBalancers {
     const next = members.map((member, index) => {
       if (names.has(member.name)) throw badRequest(`field members.${index}.name: ${member.name} appears twice`);
       names.add(member.name);
-      const address = this.checkMemberAddress(lb, member.address, `field members.${index}.address`);
+      const address = checkMemberAddress(this.#world, lb, {
+        address: member.address,
+        where: `field members.${index}.address`,
+      });
       const existing = backend.members.find((m) => m.name === member.name);
       return {
         id: existing?.id ?? this.#world.newId("mb").id,
@@ -392,7 +315,7 @@ export class LoadBalancers {
       id: this.#world.newId("mb").id,
       backend_id: backend.id,
       name: member.name,
-      address: this.checkMemberAddress(lb, member.address, "field address"),
+      address: checkMemberAddress(this.#world, lb, { address: member.address, where: "field address" }),
       port: member.port,
       weight: member.weight ?? 100,
       enabled: member.enabled ?? true,
@@ -429,52 +352,6 @@ export class LoadBalancers {
 
   /** The `LoadBalancer` document; list items come without nodes, frontends and backends. */
   document(lb: LoadBalancerState, full: boolean): Record<string, unknown> {
-    const world = this.#world;
-    const doc: Record<string, unknown> = {
-      id: lb.id,
-      zone: lb.zone,
-      region: world.zones.get(lb.zone)?.region,
-      name: lb.name,
-      network_id: lb.network_id,
-      state: lb.state,
-      labels: lb.labels,
-      high_availability: lb.high_availability,
-      public_ipv4: lb.public_ipv4,
-      public_ipv6: lb.public_ipv6_addresses[0] ?? null,
-      public_ipv6_addresses: lb.public_ipv6_addresses,
-      address: lb.public_ipv4,
-      configuration_generation: lb.configuration_generation,
-      is_configuration_applied: lb.applied_generation === lb.configuration_generation,
-      active_operation: lb.active_operation && lb.active_operation.status === "running"
-        ? world.operationDocument(lb.active_operation)
-        : null,
-      created_at: lb.created_at,
-    };
-    if (full) {
-      const vms = lb.high_availability ? 2 : 1;
-      doc.nodes = Array.from({ length: vms }, (_, i) => ({
-        id: `${lb.id}-vm${i}`,
-        name: `lb-${lb.id}-${i}`,
-        state: lb.state === "running" ? "running" : lb.state,
-        is_active: lb.state === "running" && i === 0,
-        is_healthy: lb.state === "running",
-        health_detail: lb.state === "running" ? "" : `load balancer is ${lb.state}`,
-        is_configuration_applied: lb.applied_generation === lb.configuration_generation,
-      }));
-      doc.frontends = lb.frontends.map((f) => ({
-        ...f,
-        mode: lb.backends.find((b) => b.id === f.backend_id)?.mode ?? "tcp",
-      }));
-      doc.backends = lb.backends.map((b) => ({
-        id: b.id,
-        name: b.name,
-        mode: b.mode,
-        balance: b.balance,
-        health_check_path: b.health_check.type === "http" ? b.health_check.path : "",
-        health_check: { ...b.health_check },
-        members: b.members.map((m) => ({ ...m })),
-      }));
-    }
-    return doc;
+    return loadBalancerDocument(lb, { full, zones: this.#world.zones });
   }
 }

@@ -26,7 +26,7 @@ import {
   problemResponse,
 } from "./responses.ts";
 import type { RequestLogEntry, Simulator } from "./simulator.ts";
-import type { TokenState } from "./world.ts";
+import type { TokenState } from "./world_state.ts";
 
 /** An HTTP method an operation answers. */
 export type OperationMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";

@@ -84,7 +84,7 @@ export class Simulator {
     const clock = this.#options.clock ?? Date.now;
     this.world = new World(structuredClone(this.#seed), { clock });
     this.loadBalancers = new LoadBalancers(this.world);
-    this.edges = new Edges(this.world, this.loadBalancers);
+    this.edges = new Edges(this.world);
     this.idempotency = new IdempotencyStore(() => this.world.now());
     this.rateLimiter = new RateLimiter(() => this.world.now(), () => this.world.settings.rate_limit_per_minute);
     for (const edge of this.#seed.edges) {

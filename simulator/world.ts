@@ -3,7 +3,8 @@
  * drives life cycles. Time-driven transitions (a load balancer becoming `running`, an edge sync finishing) are
  * applied lazily by {@linkcode World.tick} on every request, so the simulator needs no timers.
  *
- * Load balancers and edges live in their own modules and keep their state here.
+ * The shapes of the state are in `world_state.ts` and the API documents rendered from it in `world_documents.ts`;
+ * load balancers and edges live in their own modules and keep their state here.
  *
  * @module
  */
@@ -18,97 +19,14 @@ import {
 } from "../lib/ip_address.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
 import type { Seed, SeedServer, SimulatorSettings } from "./seed.ts";
-
-/** A zone and its platform nodes. */
-export interface ZoneState {
-  name: string;
-  region: string;
-  display_name: string;
-  position: number;
-  compute_nodes: number;
-  servers: number;
-  storage_backends: string[];
-  created_at: string;
-}
-
-/** A private network. */
-export interface NetworkState {
-  id: string;
-  name: string;
-  zone: string;
-  region: string;
-  zones: string[];
-  cidr: string;
-  ula_prefix: string;
-  gateway: string;
-  prefix4: IpPrefix;
-  prefix6: IpPrefix;
-  created_at: string;
-  seq: number;
-}
-
-/** A server's network leg. */
-export interface InterfaceState {
-  id: string;
-  server_id: string;
-  network_id: string;
-  address: string;
-  address6: string;
-  mac_address: string;
-  device_index: number;
-}
-
-/** A server. */
-export interface ServerState {
-  id: string;
-  zone: string;
-  hostname: string;
-  title: string;
-  plan: string;
-  state: string;
-  public_ipv4: string | null;
-  public_ipv6: string | null;
-  public_ipv6_prefix: string | null;
-  public_ipv6_is_private: boolean;
-  labels: Record<string, string>;
-  mac_address: string;
-  created_at: string;
-  updated_at: string;
-  interfaces: InterfaceState[];
-  seq: number;
-}
-
-/** An asynchronous operation. */
-export interface OperationState {
-  id: string;
-  kind: string;
-  status: "pending" | "running" | "succeeded" | "failed" | "cancelled";
-  load_balancer_id: string | null;
-  edge_id: string | null;
-  server_id: string | null;
-  error: string;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  deadline_at: string;
-  events: { at: string; kind: string; message: string; data: Record<string, unknown> }[];
-  /** Clock time at which it finishes. */
-  finishAt: number;
-  /** Applied when it finishes. */
-  onFinish?: () => void;
-}
-
-/** Token scopes. */
-export interface TokenState {
-  token: string;
-  scope: string;
-}
-
-const PLANS: Record<string, { cores: number; memory: number; storage: number }> = {
-  "starter-1c-1g": { cores: 1, memory: 1024, storage: 20 },
-  "standard-2c-4g": { cores: 2, memory: 4096, storage: 40 },
-  "standard-4c-8g": { cores: 4, memory: 8192, storage: 80 },
-};
+import type {
+  InterfaceState,
+  NetworkState,
+  OperationState,
+  ServerState,
+  TokenState,
+  ZoneState,
+} from "./world_state.ts";
 
 /** The world. */
 export class World {
@@ -201,34 +119,6 @@ export class World {
     return op;
   }
 
-  /** The API document of an operation. */
-  operationDocument(op: OperationState, withEvents = false): Record<string, unknown> {
-    const doc: Record<string, unknown> = {
-      id: op.id,
-      kind: op.kind,
-      server_id: op.server_id,
-      storage_id: null,
-      backup_id: null,
-      template_id: null,
-      router_id: null,
-      floating_ip_id: null,
-      load_balancer_id: op.load_balancer_id,
-      edge_id: op.edge_id,
-      status: op.status,
-      step: op.status === "running" ? "configure" : "done",
-      step_index: op.status === "running" ? 1 : 2,
-      step_count: 2,
-      error: op.error,
-      created_at: op.created_at,
-      started_at: op.started_at,
-      finished_at: op.finished_at,
-      deadline_at: op.deadline_at,
-      actor: "token:simulator",
-    };
-    if (withEvents) doc.events = op.events.slice(-100);
-    return doc;
-  }
-
   // --- address pools ---------------------------------------------------------------------------------------------
 
   /** A fresh public /64 and its first address (documentation range 2001:db8::/32). */
@@ -246,6 +136,11 @@ export class World {
     throw new ProblemError(503, "no public IPv4 address is free");
   }
 
+  /** How many public IPv4 addresses are still free (of the first range's 254, as zone capabilities report). */
+  publicIpv4Free(): number {
+    return Math.max(0, 254 - this.#ipv4Pool);
+  }
+
   // --- zones -----------------------------------------------------------------------------------------------------
 
   /** The zone or a 404. */
@@ -258,90 +153,6 @@ export class World {
   /** Zones in listing order. */
   listZones(): ZoneState[] {
     return [...this.zones.values()].sort((a, b) => a.position - b.position || a.name.localeCompare(b.name));
-  }
-
-  /** True when the zone can place an HA pair (two compute nodes). */
-  zoneHasLoadBalancerHa(zone: ZoneState): boolean {
-    return zone.compute_nodes >= 2;
-  }
-
-  /** True when edges can be placed on separate VMs (three servers). */
-  zoneHasSeparateEdges(zone: ZoneState): boolean {
-    return zone.servers >= 3;
-  }
-
-  /** The `ZoneCapabilities` document, derived from the zone's nodes as the API documents. */
-  capabilities(zone: ZoneState): Record<string, unknown> {
-    const ceph = zone.storage_backends.includes("ceph");
-    const features = {
-      compute: zone.compute_nodes >= 1,
-      live_migration: zone.compute_nodes >= 2 && ceph,
-      ha_restart: zone.compute_nodes >= 2 && ceph,
-      load_balancer_ha: this.zoneHasLoadBalancerHa(zone),
-      separate_edges: this.zoneHasSeparateEdges(zone),
-    };
-    const reasons: Record<string, string> = {};
-    if (!features.compute) reasons.compute = "the zone has no compute node; it is a network-only location";
-    if (!features.load_balancer_ha) {
-      reasons.load_balancer_ha = `the zone has ${zone.compute_nodes} compute node(s); it needs 2`;
-    }
-    if (!features.live_migration) reasons.live_migration = "needs 2 compute nodes and Ankra Storage (ceph)";
-    if (!features.ha_restart) reasons.ha_restart = "needs 2 compute nodes and Ankra Storage (ceph)";
-    if (!features.separate_edges) {
-      reasons.separate_edges = `the zone has ${zone.servers} server(s); edges on separate VMs start at 3`;
-    }
-    return {
-      stage: Math.min(zone.servers, 3),
-      servers: zone.servers,
-      gateways: zone.servers > 0 ? 1 : 0,
-      compute_nodes: zone.compute_nodes,
-      storage_backends: zone.storage_backends,
-      features,
-      reasons,
-      underlay: "fabric",
-      datacenters: [{
-        name: null,
-        nodes: zone.servers,
-        storage_nodes: ceph ? zone.servers : 0,
-        compute_nodes: zone.compute_nodes,
-      }],
-      latency_budget: [],
-      storage_durability: ceph && zone.servers >= 2 ? "replicated" : "single_copy",
-      storage_durability_reason: null,
-      default_storage_tier: ceph ? "standard" : "local-nvme",
-      ceph_tiers_offered: ceph,
-      ceph_tiers_unavailable_reason: ceph ? null : "Ankra Storage is not active in this zone",
-      public_ipv4: { total: 254, free: Math.max(0, 254 - this.#ipv4Pool) },
-      cpu_pools: [],
-      backup_targets: [],
-      local_storage: { accepts_new_volumes: true, reason: null },
-      warnings: [],
-      recovery: "none",
-      recovery_reason: null,
-      gateway_redundancy: "single",
-      gateway_redundancy_reason: null,
-      uplink_redundancy: "unknown",
-      uplink_redundancy_reason: null,
-      object_storage_durability: "none",
-      offsite_backups: false,
-      offsite_backups_reason: null,
-      default_backup: null,
-    };
-  }
-
-  /** The `Zone` document. */
-  zoneDocument(zone: ZoneState): Record<string, unknown> {
-    return {
-      name: zone.name,
-      region: zone.region,
-      display_name: zone.display_name,
-      created_at: zone.created_at,
-      underlay: "fabric",
-      country: "DE",
-      position: zone.position,
-      customer_visible: true,
-      is_private_cloud: false,
-    };
   }
 
   // --- networks --------------------------------------------------------------------------------------------------
@@ -384,27 +195,6 @@ export class World {
     const network = this.networks.get(networkId);
     if (!network) throw notFound("network", networkId);
     return network;
-  }
-
-  /** The `Network` document (`members` only when asked, as `get_network` does). */
-  networkDocument(network: NetworkState, withMembers: boolean): Record<string, unknown> {
-    const doc: Record<string, unknown> = {
-      id: network.id,
-      zone: network.zone,
-      region: network.region,
-      zones: network.zones,
-      name: network.name,
-      cidr: network.cidr,
-      ula_prefix: network.ula_prefix,
-      gateway: network.gateway,
-      router_id: null,
-      created_at: network.created_at,
-    };
-    if (withMembers) {
-      doc.members = [...this.servers.values()].flatMap((s) => s.interfaces)
-        .filter((i) => i.network_id === network.id).map((i) => ({ ...i }));
-    }
-    return doc;
   }
 
   /** True when `ip` is a usable host address of the network (not the network, broadcast or gateway address). */
@@ -520,42 +310,6 @@ export class World {
     const server = this.servers.get(serverId);
     if (!server) throw notFound("server", serverId);
     return server;
-  }
-
-  /** The `Server` document. */
-  serverDocument(server: ServerState): Record<string, unknown> {
-    const plan = PLANS[server.plan] ?? { cores: 2, memory: 4096, storage: 40 };
-    return {
-      id: server.id,
-      zone: server.zone,
-      region: this.zones.get(server.zone)?.region,
-      hostname: server.hostname,
-      title: server.title,
-      plan: server.plan,
-      cores: plan.cores,
-      memory_mebibytes: plan.memory,
-      storage_gibibytes: plan.storage,
-      template: "debian-12",
-      state: server.state,
-      desired_power: server.state === "stopped" || server.state === "stopping" ? "stopped" : "running",
-      state_detail: server.state === "error" ? "the hypervisor reported a failure" : "",
-      public_ipv4: server.public_ipv4,
-      public_ipv6: server.public_ipv6,
-      public_ipv6_prefix: server.public_ipv6_prefix,
-      public_ipv6_is_private: server.public_ipv6_is_private,
-      ipv6_renumber_available: false,
-      ssh_command: server.public_ipv4 ? `ssh root@${server.public_ipv4}` : null,
-      mac_address: server.mac_address,
-      labels: server.labels,
-      server_group_id: null,
-      ha_policy: "restart",
-      migration_policy: "default",
-      cpu_pool: null,
-      active_operation: null,
-      created_at: server.created_at,
-      updated_at: server.updated_at,
-      managed_by: null,
-    };
   }
 
   /** True when `address` is some server's public IPv6 (allowed as a member address even when it is a ULA). */

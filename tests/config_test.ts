@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { type Config, ConfigError, helpText, parseDuration, resolveCommand } from "../lib/config.ts";
+import { type Config, resolveCommand } from "../lib/config.ts";
+import { ConfigError } from "../lib/config/config_error.ts";
+import { helpText } from "../lib/config/help_text.ts";
 import { VERSION } from "../lib/version.ts";
 
 const TOKEN = "act_c2VjcmV0LXRva2VuLXZhbHVlLWZvci10ZXN0cw";
@@ -138,6 +140,31 @@ Deno.test("an unknown flag is refused with its name only", () => {
   assert.equal(message, "unknown flag --cloud-token: see --help for the flags ankra-cloud-ccm accepts");
 });
 
+Deno.test("a flag without its value is refused by name, also when the next flag would be taken as the value", () => {
+  const env = { ANKRA_CLOUD_TOKEN: TOKEN };
+  const needsValue = "flag --cluster-name needs a value: write --cluster-name=<value>";
+  assert.equal(refused(["--cluster-name"], env), needsValue);
+  assert.equal(refused(["--cluster-name", "--v=3"], env), needsValue);
+  assert.equal(refused(["--cluster_name", "-v", "3"], env), needsValue);
+  assert.equal(
+    refused(["--webhook-cert-dir"], env),
+    "flag --webhook-cert-dir needs a value: write --webhook-cert-dir=<value>",
+  );
+  // The first problem in command-line order is the one reported.
+  assert.equal(
+    refused(["--bogus", "--cluster-name"], env),
+    "unknown flag --bogus: see --help for the flags ankra-cloud-ccm accepts",
+  );
+  assert.equal(refused(["-x"], env), "unknown flag -x: see --help for the flags ankra-cloud-ccm accepts");
+});
+
+Deno.test("a stray argument is refused with the form flags take", () => {
+  const env = { ANKRA_CLOUD_TOKEN: TOKEN };
+  const stray = 'unexpected argument "false": flags take the form --name=value; see --help';
+  assert.equal(refused(["--dry-run", "false"], env), stray, "a boolean never takes the next argument");
+  assert.equal(refused(["--", "false"], env), stray);
+});
+
 Deno.test("the HA mode is trimmed, lower-cased and must be auto, true or false", () => {
   assert.equal(
     run([], { ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY: " TRUE " }).cloud.loadBalancerHighAvailability,
@@ -203,17 +230,6 @@ Deno.test("a bad cluster name is refused, since it becomes part of load balancer
 
 Deno.test("--tls-cert-file and --tls-private-key-file go together", () => {
   assert.match(refused(["--tls-cert-file=/a"], { ANKRA_CLOUD_TOKEN: TOKEN }), /go together/);
-});
-
-Deno.test("Go-style durations parse to milliseconds", () => {
-  assert.equal(parseDuration("500ms"), 500);
-  assert.equal(parseDuration("15s"), 15_000);
-  assert.equal(parseDuration("1h2m3s"), 3_723_000);
-  assert.equal(parseDuration("1.5s"), 1_500);
-  assert.equal(parseDuration("0"), 0);
-  assert.equal(parseDuration("15"), undefined);
-  assert.equal(parseDuration("s"), undefined);
-  assert.equal(parseDuration("5m junk"), undefined);
 });
 
 Deno.test("--help lists every flag with its environment variable and default, without needing a token", () => {

@@ -1,47 +1,15 @@
 import assert from "node:assert/strict";
-import { helpText } from "../lib/config.ts";
-import { UPSTREAM_FLAGS, type UpstreamFlag } from "../lib/upstream_flags.ts";
+import { helpText } from "../lib/config/help_text.ts";
+import type { OptionSpec } from "../lib/config/option_readers.ts";
+import { OPTIONS } from "../lib/config/options.ts";
+import { upstreamFlagOutcome } from "../lib/config/upstream_flag_rules.ts";
+import { UPSTREAM_FLAGS, type UpstreamFlag } from "../lib/config/upstream_flags.ts";
+import { upstreamFlagDocument } from "../scripts/upstream_flag_docs.ts";
 
-/** Upstream flags this controller implements itself (see README and lib/config.ts). */
-const OWN_UPSTREAM_FLAGS = [
-  "allocate-node-cidrs",
-  "bind-address",
-  "cloud-config",
-  "cloud-provider",
-  "cluster-name",
-  "concurrent-node-syncs",
-  "concurrent-service-syncs",
-  "configure-cloud-routes",
-  "controllers",
-  "help",
-  "kube-api-burst",
-  "kube-api-qps",
-  "kubeconfig",
-  "leader-elect",
-  "leader-elect-lease-duration",
-  "leader-elect-renew-deadline",
-  "leader-elect-resource-name",
-  "leader-elect-resource-namespace",
-  "leader-elect-retry-period",
-  "logging-format",
-  "master",
-  "node-monitor-period",
-  "node-status-update-frequency",
-  "secure-port",
-  "tls-cert-file",
-  "tls-private-key-file",
-  "use-service-account-credentials",
-  "v",
-  "version",
-];
-
-/** Flags of this controller that upstream does not have. */
-const OWN_EXTRA_FLAGS = [
-  "ankra-cloud-token-file",
-  "load-balancer-class",
-  "metrics-authorization",
-  "server-list-period",
-];
+/** Flags of the option table that upstream has too, and this controller's own: both read from the table. */
+const OPTION_FLAGS = (Object.values(OPTIONS) as OptionSpec<unknown>[]).filter((o) => o.flag);
+const OWN_UPSTREAM_FLAGS = OPTION_FLAGS.filter((o) => o.upstream).map((o) => o.flag!);
+const OWN_EXTRA_FLAGS = OPTION_FLAGS.filter((o) => !o.upstream).map((o) => o.flag!);
 
 /**
  * Every long flag of the upstream cloud-controller-manager command, Kubernetes 1.37 line (k8s.io/cloud-provider
@@ -146,14 +114,6 @@ function flag(name: string): UpstreamFlag {
   const found = UPSTREAM_FLAGS.find((f) => f.name === name);
   assert.ok(found, `--${name} is listed`);
   return found;
-}
-
-/** The documented reading of an entry: what a given value leads to. */
-function decide(entry: UpstreamFlag, value: string): "silent" | "ignored" | "refused" {
-  const trimmed = value.trim();
-  if (entry.silentValues?.includes(trimmed)) return "silent";
-  if (entry.effect === "refused" || entry.refusedValues?.includes(trimmed)) return "refused";
-  return "ignored";
 }
 
 Deno.test("upstream flag names are unique, sorted and written without dashes", () => {
@@ -274,7 +234,7 @@ Deno.test("flags users keep in extraArgs have the expected effect", () => {
   const names = new Set(cases.map(([name]) => name));
   assert.ok(names.size >= 13, "at least 13 flags are checked");
   for (const [name, value, expected] of cases) {
-    assert.equal(decide(flag(name), value), expected, `--${name}=${value}`);
+    assert.equal(upstreamFlagOutcome(flag(name), value), expected, `--${name}=${value}`);
   }
 });
 
@@ -296,4 +256,15 @@ Deno.test("upstream defaults are recorded as upstream prints them", () => {
   assert.equal(flag("feature-gates").kind, "mapStringBool");
   assert.equal(flag("webhook-bind-address").kind, "ip");
   assert.equal(flag("authorization-always-allow-paths").kind, "stringSlice");
+});
+
+Deno.test("docs/upstream_flags.md is the tables the command line is read with", async () => {
+  const doc = await Deno.readTextFile(new URL("../docs/upstream_flags.md", import.meta.url));
+  assert.equal(doc, upstreamFlagDocument(), "run: deno run --allow-write scripts/upstream_flag_docs.ts");
+  for (const entry of UPSTREAM_FLAGS) assert.ok(doc.includes(`| \`--${entry.name}\` |`), `--${entry.name} has a row`);
+  for (const name of [...OWN_UPSTREAM_FLAGS, ...OWN_EXTRA_FLAGS]) {
+    assert.ok(doc.includes(`| \`--${name}\` |`), `--${name} has a row`);
+  }
+  assert.match(doc, /\| `--kube-api-qps` \| `20` \| `50` \|/, "our default comes from the option table");
+  assert.match(doc, /`--tls-min-version` \| — \| \*\*refused\*\* for `VersionTLS13`, otherwise ignored/);
 });

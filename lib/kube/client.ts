@@ -14,76 +14,8 @@ import { CredentialSource } from "./credentials.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";
 import { decodeListStream } from "./list_stream.ts";
 import { causeChain } from "../error_text.ts";
-
-/** What went wrong with a Kubernetes API request. */
-export type KubeErrorKind =
-  | "bad_request"
-  | "unauthorized"
-  | "forbidden"
-  | "not_found"
-  | "conflict"
-  | "gone"
-  | "invalid"
-  | "too_many_requests"
-  | "server_error"
-  | "timeout"
-  | "network";
-
-/** A failed Kubernetes API request. */
-export class KubeApiError extends Error {
-  /** What happened. */
-  readonly kind: KubeErrorKind;
-  /** HTTP status (0 without an answer). */
-  readonly status: number;
-  /** The Status object's `reason`. */
-  readonly reason?: string;
-  /** Requested wait, milliseconds. */
-  readonly retryAfterMs?: number;
-
-  /** Creates the error. */
-  constructor(
-    kind: KubeErrorKind,
-    message: string,
-    details: { status?: number; reason?: string; retryAfterMs?: number } = {},
-  ) {
-    super(message);
-    this.name = "KubeApiError";
-    this.kind = kind;
-    this.status = details.status ?? 0;
-    this.reason = details.reason;
-    this.retryAfterMs = details.retryAfterMs;
-  }
-}
-
-/** True when `error` is a {@linkcode KubeApiError} of `kind`. */
-export function isKubeError(error: unknown, kind: KubeErrorKind): error is KubeApiError {
-  return error instanceof KubeApiError && error.kind === kind;
-}
-
-function kindFor(status: number): KubeErrorKind {
-  switch (status) {
-    case 400:
-      return "bad_request";
-    case 401:
-      return "unauthorized";
-    case 403:
-      return "forbidden";
-    case 404:
-      return "not_found";
-    case 409:
-      return "conflict";
-    case 410:
-      return "gone";
-    case 422:
-      return "invalid";
-    case 429:
-      return "too_many_requests";
-    case 504:
-      return "timeout";
-    default:
-      return status >= 500 ? "server_error" : "bad_request";
-  }
-}
+import { errorFromAnswer, KubeApiError } from "./errors.ts";
+import { type WatchEvent, watchEvents } from "./watch_events.ts";
 
 /** PATCH flavours. */
 export type PatchType = "merge" | "strategic" | "json";
@@ -113,14 +45,6 @@ export interface RequestOptions {
   limiter?: { acquire(signal?: AbortSignal): Promise<void> };
 }
 
-/** A watch event. */
-export interface WatchEvent<T> {
-  /** ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
-  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
-  /** The object (a Status for ERROR). */
-  object: T;
-}
-
 /** Options of {@linkcode KubeClient}. */
 export interface KubeClientOptions {
   /** Requests per second (default 20). */
@@ -143,6 +67,7 @@ export interface ListResult<T> {
 
 /** The Kubernetes API client. */
 export class KubeClient {
+  /** The connection settings the client was made with. */
   readonly config: KubeConnectionConfig;
   readonly #credentials: CredentialSource;
   readonly #budget: TokenBucket;
@@ -388,35 +313,7 @@ export class KubeClient {
       if (!response.ok) throw errorFromAnswer("WATCH", path, response, await response.text());
       options.onOpen?.();
       reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "";
-      while (true) {
-        let chunk: ReadableStreamReadResult<string>;
-        try {
-          chunk = await reader.read();
-        } catch (cause) {
-          if (options.signal?.aborted) return;
-          throw new KubeApiError("network", `WATCH ${path}: stream broke: ${causeChain(cause)}`);
-        }
-        if (chunk.done) return;
-        buffer += chunk.value;
-        let newline: number;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, newline).trim();
-          buffer = buffer.slice(newline + 1);
-          if (!line) continue;
-          const event = JSON.parse(line) as WatchEvent<T>;
-          if (event.type === "ERROR") {
-            const status = event.object as { code?: number; reason?: string; message?: string };
-            throw new KubeApiError(
-              kindFor(status.code ?? 500),
-              `WATCH ${path}: ${status.message ?? "error event"}`,
-              { status: status.code, reason: status.reason },
-            );
-          }
-          yield event;
-          if (options.signal?.aborted) return;
-        }
-      }
+      yield* watchEvents<T>(reader, { path, signal: options.signal });
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
       controller.signal.removeEventListener("abort", cancelReader);
@@ -434,21 +331,4 @@ function resourceName(path: string): string {
   if (rest[0] === "namespaces" && rest.length >= 3) return rest[2] + (rest[4] ? `/${rest[4]}` : "");
   if (rest[0] === "namespaces") return "namespaces";
   return (rest[0] ?? "") + (rest[2] ? `/${rest[2]}` : "");
-}
-
-function errorFromAnswer(method: string, path: string, response: Response, text: string): KubeApiError {
-  let status: { message?: string; reason?: string } = {};
-  try {
-    status = JSON.parse(text);
-  } catch { /* not JSON */ }
-  const retryAfter = response.headers.get("retry-after");
-  return new KubeApiError(
-    kindFor(response.status),
-    `${method} ${path}: ${response.status} ${status.message ?? text.slice(0, 200)}`,
-    {
-      status: response.status,
-      reason: status.reason,
-      retryAfterMs: retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined,
-    },
-  );
 }

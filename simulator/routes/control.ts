@@ -14,6 +14,7 @@ import { parsed, readJson } from "../request_input.ts";
 import { type Answer, jsonResponse, problemResponse } from "../responses.ts";
 import { SeedEdgeSchema, SeedNetworkSchema, SeedServerSchema, SeedSettingsSchema, SeedTokenSchema } from "../seed.ts";
 import type { Simulator } from "../simulator.ts";
+import { networkDocument, serverDocument, zoneCapabilities, zoneDocument } from "../world_documents.ts";
 
 const ServerChangeSchema = v.strictObject({
   state: v.optional(v.picklist(["creating", "starting", "started", "stopping", "stopped", "deleting", "error"])),
@@ -55,9 +56,9 @@ export function controlRouter(sim: Simulator): Hono {
       status: 200,
       body: {
         settings: sim.world.settings,
-        zones: sim.world.listZones().map((z) => ({ ...sim.world.zoneDocument(z), compute_nodes: z.compute_nodes })),
-        networks: [...sim.world.networks.values()].map((n) => sim.world.networkDocument(n, true)),
-        servers: [...sim.world.servers.values()].map((s) => sim.world.serverDocument(s)),
+        zones: sim.world.listZones().map((z) => ({ ...zoneDocument(z), compute_nodes: z.compute_nodes })),
+        networks: [...sim.world.networks.values()].map((n) => networkDocument(n, sim.world.servers.values())),
+        servers: [...sim.world.servers.values()].map((s) => serverDocument(s, sim.world.zones)),
         load_balancers: sim.loadBalancers.list({}).map((lb) => sim.loadBalancers.document(lb, true)),
         edges: sim.edges.list().map((e) => sim.edges.document(e, true)),
       },
@@ -91,7 +92,7 @@ export function controlRouter(sim: Simulator): Hono {
   router.post("/servers", (c) =>
     control(c, async () => ({
       status: 201,
-      body: { server: sim.world.serverDocument(sim.world.addServer(await body(c, SeedServerSchema))) },
+      body: { server: serverDocument(sim.world.addServer(await body(c, SeedServerSchema)), sim.world.zones) },
     })));
   router.patch("/servers/:id", (c) =>
     control(c, async () => {
@@ -105,7 +106,7 @@ export function controlRouter(sim: Simulator): Hono {
       if (change.labels !== undefined) server.labels = { ...change.labels };
       if (change.interfaces !== undefined) sim.world.setInterfaces(server, change.interfaces);
       server.updated_at = sim.world.isoNow();
-      return { status: 200, body: { server: sim.world.serverDocument(server) } };
+      return { status: 200, body: { server: serverDocument(server, sim.world.zones) } };
     }));
   router.delete("/servers/:id", (c) =>
     control(c, () => {
@@ -127,7 +128,7 @@ export function controlRouter(sim: Simulator): Hono {
       const change = await body(c, ZoneChangeSchema);
       if (change.compute_nodes !== undefined) zone.compute_nodes = change.compute_nodes;
       if (change.servers !== undefined) zone.servers = change.servers;
-      return { status: 200, body: { capabilities: sim.world.capabilities(zone) } };
+      return { status: 200, body: { capabilities: zoneCapabilities(zone, sim.world.publicIpv4Free()) } };
     }));
   router.post("/tokens", (c) =>
     control(c, async () => {
@@ -135,10 +136,18 @@ export function controlRouter(sim: Simulator): Hono {
       sim.world.tokens.set(token.token, { token: token.token, scope: token.scope });
       return { status: 201, body: { prefix: token.token.slice(0, 8), scope: token.scope } };
     }));
+  // Revokes a token: from now on every request with it is answered 401, as the real API answers a revoked token.
+  router.delete("/tokens/:token", (c) =>
+    control(c, () => {
+      if (!sim.world.tokens.delete(c.req.param("token"))) throw new ProblemError(404, "no such token");
+      return { status: 204 };
+    }));
   router.post("/networks", (c) =>
     control(c, async () => ({
       status: 201,
-      body: { network: sim.world.networkDocument(sim.world.addNetwork(await body(c, SeedNetworkSchema)), true) },
+      body: {
+        network: networkDocument(sim.world.addNetwork(await body(c, SeedNetworkSchema)), sim.world.servers.values()),
+      },
     })));
   router.post("/edges", (c) =>
     control(c, async () => {

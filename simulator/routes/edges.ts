@@ -10,11 +10,11 @@ import { newestFirstKey, paginate, parseLimit } from "../pagination.ts";
 import { parsed } from "../request_input.ts";
 import { CreateEdgeBody, UpdateEdgeBody } from "../request_schemas.ts";
 import type { Simulator } from "../simulator.ts";
+import { operationDocument } from "../world_documents.ts";
 
 /** The router of `/edges` (mounted under `/v1`). */
 export function edgesRouter(sim: Simulator): Hono {
   const router = new Hono();
-  const world = () => sim.world;
   const edges = () => sim.edges;
   addOperation(router, sim, "GET", "/edges", "list_edges", ({ query }) => {
     const limit = parseLimit(query("limit"));
@@ -37,19 +37,19 @@ export function edgesRouter(sim: Simulator): Hono {
     const { edge, operation } = edges().update(params.id, parsed(UpdateEdgeBody, body));
     return {
       status: 202,
-      body: { edge: edges().document(edge, true), operation: world().operationDocument(operation) },
+      body: { edge: edges().document(edge, true), operation: operationDocument(operation) },
     };
   });
   addOperation(router, sim, "POST", "/edges", "create_edge", ({ body }) => {
     const { edge, operation } = edges().create(parsed(CreateEdgeBody, body));
     return {
       status: 202,
-      body: { edge: edges().document(edge, true), operation: world().operationDocument(operation) },
+      body: { edge: edges().document(edge, true), operation: operationDocument(operation) },
     };
   });
   addOperation(router, sim, "DELETE", "/edges/:id", "delete_edge", ({ params }) => ({
     status: 202,
-    body: { operation: world().operationDocument(edges().delete(params.id)) },
+    body: { operation: operationDocument(edges().delete(params.id)) },
   }));
   return router;
 }

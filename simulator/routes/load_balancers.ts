@@ -8,7 +8,7 @@
  * @module
  */
 import { Hono } from "hono";
-import type { BackendState } from "../load_balancers.ts";
+import type { BackendState } from "../load_balancer_state.ts";
 import { addOperation } from "../operation_route.ts";
 import { newestFirstKey, paginate, parseLimit } from "../pagination.ts";
 import { parsed, parseLabels } from "../request_input.ts";
@@ -23,11 +23,11 @@ import {
   UpdateMemberBody,
 } from "../request_schemas.ts";
 import type { Simulator } from "../simulator.ts";
+import { operationDocument } from "../world_documents.ts";
 
 /** The router of `/load-balancers` and its sub-resources (mounted under `/v1`). */
 export function loadBalancersRouter(sim: Simulator): Hono {
   const router = new Hono();
-  const world = () => sim.world;
   const lbs = () => sim.loadBalancers;
   addOperation(router, sim, "GET", "/load-balancers", "list_load_balancers", ({ query, queries }) => {
     const limit = parseLimit(query("limit"));
@@ -47,7 +47,7 @@ export function loadBalancersRouter(sim: Simulator): Hono {
     const { lb, operation } = lbs().create(parsed(CreateLoadBalancerBody, body));
     return {
       status: 202,
-      body: { load_balancer: lbs().document(lb, true), operation: world().operationDocument(operation) },
+      body: { load_balancer: lbs().document(lb, true), operation: operationDocument(operation) },
     };
   });
   addOperation(router, sim, "GET", "/load-balancers/:id", "get_load_balancer", ({ params }) => ({
@@ -60,7 +60,7 @@ export function loadBalancersRouter(sim: Simulator): Hono {
   }));
   addOperation(router, sim, "DELETE", "/load-balancers/:id", "delete_load_balancer", ({ params }) => ({
     status: 202,
-    body: { operation: world().operationDocument(lbs().delete(params.id)) },
+    body: { operation: operationDocument(lbs().delete(params.id)) },
   }));
 
   // --- backends ----------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { addOperation } from "../operation_route.ts";
 import { newestFirstKey, paginate, parseLimit } from "../pagination.ts";
 import type { Simulator } from "../simulator.ts";
+import { networkDocument } from "../world_documents.ts";
 
 /** The router of `/networks` (mounted under `/v1`). */
 export function networksRouter(sim: Simulator): Hono {
@@ -23,12 +24,12 @@ export function networksRouter(sim: Simulator): Hono {
     });
     return {
       status: 200,
-      body: { items: page.items.map((n) => world().networkDocument(n, false)), next_cursor: page.next_cursor },
+      body: { items: page.items.map((n) => networkDocument(n)), next_cursor: page.next_cursor },
     };
   });
   addOperation(router, sim, "GET", "/networks/:id", "get_network", ({ params }) => ({
     status: 200,
-    body: { network: world().networkDocument(world().network(params.id), true) },
+    body: { network: networkDocument(world().network(params.id), world().servers.values()) },
   }));
   return router;
 }

@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { addOperation } from "../operation_route.ts";
 import { ProblemError } from "../problem.ts";
 import type { Simulator } from "../simulator.ts";
+import { operationDocument } from "../world_documents.ts";
 
 /** The router of `/operations` (mounted under `/v1`). */
 export function operationsRouter(sim: Simulator): Hono {
@@ -14,7 +15,7 @@ export function operationsRouter(sim: Simulator): Hono {
   addOperation(router, sim, "GET", "/operations/:id", "get_operation", ({ params }) => {
     const op = sim.world.operations.get(params.id);
     if (!op) throw new ProblemError(404, `operation ${params.id} was not found`);
-    return { status: 200, body: { operation: sim.world.operationDocument(op, true) } };
+    return { status: 200, body: { operation: operationDocument(op, true) } };
   });
   return router;
 }

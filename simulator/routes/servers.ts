@@ -10,6 +10,7 @@ import { oldestFirstKey, paginate, parseLimit } from "../pagination.ts";
 import { badRequest } from "../problem.ts";
 import { parseLabels } from "../request_input.ts";
 import type { Simulator } from "../simulator.ts";
+import { serverDocument } from "../world_documents.ts";
 
 /** The router of `/servers` (mounted under `/v1`). */
 export function serversRouter(sim: Simulator): Hono {
@@ -32,12 +33,12 @@ export function serversRouter(sim: Simulator): Hono {
     });
     return {
       status: 200,
-      body: { items: page.items.map((s) => world().serverDocument(s)), next_cursor: page.next_cursor },
+      body: { items: page.items.map((s) => serverDocument(s, world().zones)), next_cursor: page.next_cursor },
     };
   });
   addOperation(router, sim, "GET", "/servers/:id", "get_server", ({ params }) => ({
     status: 200,
-    body: { server: world().serverDocument(world().server(params.id)) },
+    body: { server: serverDocument(world().server(params.id), world().zones) },
   }));
   addOperation(router, sim, "GET", "/servers/:id/networks", "list_server_interfaces", ({ params }) => ({
     status: 200,

@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { addOperation } from "../operation_route.ts";
 import type { Simulator } from "../simulator.ts";
+import { zoneCapabilities, zoneDocument } from "../world_documents.ts";
 
 /** The router of `/zones` (mounted under `/v1`). */
 export function zonesRouter(sim: Simulator): Hono {
@@ -13,11 +14,11 @@ export function zonesRouter(sim: Simulator): Hono {
   const world = () => sim.world;
   addOperation(router, sim, "GET", "/zones", "list_zones", () => ({
     status: 200,
-    body: { items: world().listZones().map((z) => world().zoneDocument(z)), next_cursor: null },
+    body: { items: world().listZones().map((z) => zoneDocument(z)), next_cursor: null },
   }));
   addOperation(router, sim, "GET", "/zones/:zone/capabilities", "get_zone_capabilities", ({ params }) => ({
     status: 200,
-    body: world().capabilities(world().zone(params.zone)),
+    body: zoneCapabilities(world().zone(params.zone), world().publicIpv4Free()),
   }));
   return router;
 }

@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-explicit-any -- answers are JSON documents checked field by field
 /**
- * The simulator against the API contract (`ankra-cloud-api.md`): request validation with the documented statuses,
+ * The simulator against the Ankra Cloud API contract (docs/simulator.md): request validation with the documented statuses,
  * answers that validate against the client's schemas, life cycles and timings on a fake clock, capabilities,
  * quota, scopes, rate limits, idempotency and the control API.
  */

@@ -1,0 +1,343 @@
+/**
+ * Every flag and environment variable of the controller, declared once in the typed table {@linkcode OPTIONS} (name,
+ * variable, default, help, upstream default and how its value is read); `--help` (`help_text.ts`),
+ * `docs/upstream_flags.md` and the reading of values ({@linkcode readOptions}) all come from it. Flags and variables
+ * are those of the existing Go controller and its chart, plus this controller's own.
+ *
+ * To add a setting: add an entry here, a field to `Config` in `lib/config.ts`, and map it in `buildConfig` there.
+ *
+ * @module
+ */
+import { bool, choice, decimal, duration, optionalWhole, type OptionSpec, text, whole } from "./option_readers.ts";
+
+const ID_RULE = { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, describe: "must be an Ankra Cloud id" };
+
+/** Every flag and environment variable, in `--help` order. */
+export const OPTIONS = {
+  cloudProvider: text({
+    flag: "cloud-provider",
+    upstream: { default: "", difference: "upstream requires it; only `ankracloud` is accepted" },
+    default: "ankracloud",
+    help: "cloud provider name; only ankracloud",
+  }),
+  clusterName: text({
+    flag: "cluster-name",
+    upstream: {
+      default: "kubernetes",
+      difference: "part of load balancer names and their `ccm.ankra.cloud/cluster` label",
+    },
+    default: "kubernetes",
+    help: "cluster name: part of load balancer names and their ccm.ankra.cloud/cluster label; unique per account",
+  }, {
+    pattern: /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
+    describe: "must be 1-63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit",
+  }),
+  kubeconfig: text({
+    flag: "kubeconfig",
+    upstream: { default: "" },
+    help: "kubeconfig file; in-cluster configuration when empty",
+  }),
+  master: text({
+    flag: "master",
+    upstream: { default: "" },
+    help: "Kubernetes API server URL; overrides the kubeconfig's",
+  }, {
+    pattern: /^https?:\/\/\S+$/,
+    describe: "must be an https:// URL",
+  }),
+  dryRun: bool({
+    flag: "dry-run",
+    default: "false",
+    help: "read everything and log (and show on /metrics) every write a real run would make, writing nothing: no " +
+      "Lease, no events, no patches, no Ankra Cloud changes",
+  }),
+  leaderElect: bool({
+    flag: "leader-elect",
+    upstream: { default: "true", difference: "always on a Lease; a dry run takes none" },
+    default: "true",
+    help: "elect a leader on a Lease before doing work",
+  }),
+  leaderElectResourceName: text({
+    flag: "leader-elect-resource-name",
+    upstream: {
+      default: "cloud-controller-manager",
+      difference: "other default Lease name (the chart passes it explicitly)",
+    },
+    default: "ankra-cloud-ccm",
+    help: "name of the leader election Lease",
+  }, {
+    pattern: /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/,
+    describe: "must be a Kubernetes object name (lower-case letters, digits, '.', '-')",
+  }),
+  leaderElectResourceNamespace: text({
+    flag: "leader-elect-resource-namespace",
+    upstream: { default: "kube-system" },
+    default: "kube-system",
+    help: "namespace of the leader election Lease",
+  }, { pattern: /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, describe: "must be a namespace name" }),
+  leaderElectLeaseDuration: duration({
+    flag: "leader-elect-lease-duration",
+    upstream: { default: "15s" },
+    default: "15s",
+    help: "leader election lease duration",
+  }, { minMs: 1000, maxMs: 600_000 }),
+  leaderElectRenewDeadline: duration({
+    flag: "leader-elect-renew-deadline",
+    upstream: { default: "10s" },
+    default: "10s",
+    help: "leader election renew deadline",
+  }, { minMs: 500, maxMs: 600_000 }),
+  leaderElectRetryPeriod: duration({
+    flag: "leader-elect-retry-period",
+    upstream: { default: "2s" },
+    default: "2s",
+    help: "leader election retry period",
+  }, { minMs: 100, maxMs: 600_000 }),
+  securePort: whole({
+    flag: "secure-port",
+    upstream: { default: "10258", difference: "serves `/healthz`, `/livez`, `/readyz` and `/metrics` only" },
+    default: "10258",
+    help: "HTTPS port for /healthz, /readyz and /metrics; 0 disables",
+  }, { min: 0, max: 65535 }),
+  bindAddress: text({
+    flag: "bind-address",
+    upstream: { default: "0.0.0.0" },
+    default: "0.0.0.0",
+    help: "IP address the HTTPS server listens on",
+  }, {
+    pattern: /^(\d{1,3}(\.\d{1,3}){3}|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)$/,
+    describe: "must be an IP address such as 0.0.0.0, 127.0.0.1 or ::",
+  }),
+  tlsCertFile: text({
+    flag: "tls-cert-file",
+    upstream: { default: "" },
+    help: "serving certificate (PEM); self-signed in memory when empty",
+  }),
+  tlsPrivateKeyFile: text({
+    flag: "tls-private-key-file",
+    upstream: { default: "" },
+    help: "serving key (PEM), with --tls-cert-file",
+  }),
+  metricsAuthorization: choice(
+    {
+      flag: "metrics-authorization",
+      default: "delegated",
+      help: "who may read /metrics: delegated (TokenReview + SubjectAccessReview for get /metrics) or none (anyone)",
+    },
+    ["delegated", "none"] as const,
+    (v) => v || "delegated",
+  ),
+  verbosity: whole({
+    flag: "v",
+    upstream: { default: "0", difference: "more log lines by default; 0 to 10; `-v` works too" },
+    default: "2",
+    help: "log verbosity, 0-10",
+  }, { min: 0, max: 10 }),
+  loggingFormat: choice(
+    {
+      flag: "logging-format",
+      upstream: { default: "text", difference: "`text` or `json`" },
+      default: "text",
+      help: "log format: text or json",
+    },
+    [
+      "text",
+      "json",
+    ] as const,
+  ),
+  controllers: text({
+    flag: "controllers",
+    upstream: {
+      default: "*",
+      difference:
+        "`cloud-node`, `cloud-node-lifecycle`, `service` (also by their `…-controller` names); `route` / `node-route-controller` accepted and does nothing",
+    },
+    default: "*",
+    help: "controllers to run: * (all), names, -name to disable: cloud-node, cloud-node-lifecycle, service, route",
+  }),
+  nodeStatusUpdateFrequency: duration({
+    flag: "node-status-update-frequency",
+    upstream: { default: "5m0s" },
+    default: "5m",
+    help: "period of the address and label refresh of initialised nodes",
+  }, { minMs: 1000, maxMs: 86_400_000 }),
+  nodeMonitorPeriod: duration({
+    flag: "node-monitor-period",
+    upstream: { default: "5s" },
+    default: "5s",
+    help: "period of the node lifecycle check",
+  }, { minMs: 100, maxMs: 3_600_000 }),
+  serverListPeriod: duration({
+    flag: "server-list-period",
+    default: "60s",
+    help: "period of the one shared list of Ankra servers that every node controller reads",
+  }, { minMs: 1_000, maxMs: 3_600_000 }),
+  loadBalancerDriftPeriod: duration({
+    flag: "load-balancer-drift-period",
+    default: "10m",
+    help: "each Service's load balancer is read again at least this often, even without a change; one deleted " +
+      "outside the cluster is then made again",
+  }, { minMs: 1_000, maxMs: 86_400_000 }),
+  sweepLeakedLoadBalancers: bool({
+    flag: "sweep-leaked-load-balancers",
+    default: "true",
+    help: "delete load balancers labelled for this cluster whose Service no longer exists (absent in two checks a " +
+      "drift period apart; never while the Ankra Cloud API fails, only reported in a dry run)",
+  }),
+  concurrentServiceSyncs: whole({
+    flag: "concurrent-service-syncs",
+    upstream: {
+      default: "1",
+      difference: "Services are reconciled side by side by default (each by one worker at a time); at most 64",
+    },
+    default: "10",
+    help: "service controller workers: Services reconciled side by side (each Service by one at a time)",
+  }, { min: 1, max: 64 }),
+  concurrentNodeSyncs: whole({
+    flag: "concurrent-node-syncs",
+    upstream: { default: "1", difference: "nodes are initialised side by side by default; at most 64" },
+    default: "4",
+    help: "node controller workers: nodes initialised side by side",
+  }, { min: 1, max: 64 }),
+  kubeApiQps: decimal({
+    flag: "kube-api-qps",
+    upstream: { default: "20", difference: "higher default, so bursts of node and Service writes are not held back" },
+    default: "50",
+    help: "requests per second to the Kubernetes API",
+  }, {
+    min: 0.1,
+    max: 10_000,
+  }),
+  kubeApiBurst: whole({
+    flag: "kube-api-burst",
+    upstream: { default: "30", difference: "higher default, so bursts of node and Service writes are not held back" },
+    default: "100",
+    help: "burst of requests to the Kubernetes API",
+  }, {
+    min: 1,
+    max: 10_000,
+  }),
+  loadBalancerClass: text({
+    flag: "load-balancer-class",
+    help: "also handle Services with this spec.loadBalancerClass (those without a class are always handled)",
+  }, {
+    pattern: /^([a-z0-9]([a-z0-9.-]*[a-z0-9])?\/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
+    describe: "must be a label-style name such as ankra.cloud/load-balancer",
+  }),
+  tokenFile: text({
+    flag: "ankra-cloud-token-file",
+    env: "ANKRA_CLOUD_TOKEN_FILE",
+    help: "file holding the Ankra Cloud API token (instead of ANKRA_CLOUD_TOKEN; for systemd credentials)",
+  }),
+  token: text({ env: "ANKRA_CLOUD_TOKEN", help: "Ankra Cloud API token with operate permission" }),
+  apiUrl: text({ env: "ANKRA_CLOUD_API_URL", default: "https://cloud.ankra.app", help: "API base URL" }),
+  caBundle: text({ env: "ANKRA_CLOUD_CA_BUNDLE", help: "PEM file of extra certificate authorities for the API" }),
+  networkId: text({ env: "ANKRA_CLOUD_NETWORK_ID", help: "default private network for load balancers" }, ID_RULE),
+  zone: text({ env: "ANKRA_CLOUD_ZONE", help: "default zone for load balancers" }, {
+    pattern: /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/,
+    describe: "must be a zone name such as de-fsn1",
+  }),
+  highAvailability: choice(
+    {
+      env: "ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY",
+      default: "auto",
+      help: "HA pairs for new load balancers: auto (from the zone), true or false",
+    },
+    ["auto", "true", "false"] as const,
+    (v) => (v || "auto").toLowerCase(),
+  ),
+  maxRequestsPerMinute: optionalWhole({
+    env: "ANKRA_CLOUD_REQUESTS_PER_MINUTE",
+    help: "optional upper bound on API requests per minute; without it the controller follows the API's own " +
+      "X-RateLimit headers and never needs a 429",
+  }, { min: 1, max: 100_000 }),
+  requestBurst: optionalWhole({
+    env: "ANKRA_CLOUD_REQUEST_BURST",
+    help: "burst of the upper bound (default a tenth of it)",
+  }, { min: 1, max: 10_000 }),
+  requestTimeout: duration({ env: "ANKRA_CLOUD_REQUEST_TIMEOUT", default: "30s", help: "timeout of one API request" }, {
+    minMs: 100,
+    maxMs: 600_000,
+  }),
+  allocateNodeCidrs: bool({
+    flag: "allocate-node-cidrs",
+    upstream: { default: "false", difference: "`true` is ignored with a warning: no pod CIDRs are allocated" },
+    default: "false",
+    help: "accepted for compatibility; this controller allocates no CIDRs",
+  }),
+  configureCloudRoutes: bool({
+    flag: "configure-cloud-routes",
+    upstream: { default: "true", difference: "`true` is ignored with a warning: no routes are programmed" },
+    default: "false",
+    help: "accepted for compatibility; this controller programs no routes",
+  }),
+  cloudConfig: text({
+    flag: "cloud-config",
+    upstream: {
+      default: "",
+      difference: "a file given is ignored with a warning: configuration comes from `ANKRA_CLOUD_*` variables",
+    },
+    help: "accepted for compatibility; ignored (configuration comes from the environment)",
+  }),
+  useServiceAccountCredentials: bool({
+    flag: "use-service-account-credentials",
+    upstream: { default: "false", difference: "accepted; every controller uses the process's own credentials" },
+    default: "false",
+    help: "accepted for compatibility; every controller uses the process's own credentials",
+  }),
+  help: bool({
+    flag: "help",
+    upstream: { default: "", difference: "`-h` works too" },
+    default: "false",
+    help: "print this help and exit (also -h)",
+  }),
+  version: text({
+    flag: "version",
+    upstream: {
+      default: "false",
+      difference: "`--version=raw` adds the runtime and platform; upstream's `--version=vX.Y.Z` is not accepted",
+    },
+    help: "print the version and exit; --version=raw adds the runtime and platform",
+  }),
+} as const;
+
+/** The table's type. */
+export type Options = typeof OPTIONS;
+
+/** What {@linkcode readOptions} returns: each option's value, keyed like {@linkcode OPTIONS}. */
+export type OptionValues = { [K in keyof Options]: ReturnType<Options[K]["read"]> };
+
+const FLAG_OPTIONS = new Map<string, OptionSpec<unknown>>(
+  (Object.values(OPTIONS) as OptionSpec<unknown>[]).filter((o) => o.flag).map((o) => [o.flag as string, o]),
+);
+
+/** Every flag name (without dashes) of the table, in `--help` order. */
+export function optionFlagNames(): string[] {
+  return [...FLAG_OPTIONS.keys()];
+}
+
+/** The option a flag name (without dashes) sets; undefined for a name not in the table. */
+export function optionForFlag(name: string): OptionSpec<unknown> | undefined {
+  return FLAG_OPTIONS.get(name);
+}
+
+/**
+ * Reads every option in table order: the flag (the last value given), else the (non-blank, trimmed) variable, else
+ * the default.
+ *
+ * @throws {ConfigError} for the first value that breaks its option's rule, naming the flag or variable it came from.
+ */
+export function readOptions(flags: ReadonlyMap<string, string>, env: Record<string, string | undefined>): OptionValues {
+  const values: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(OPTIONS) as [string, OptionSpec<unknown>][]) {
+    let raw: string | undefined;
+    let label = spec.flag ? `--${spec.flag}` : `${spec.env}`;
+    if (spec.flag && flags.has(spec.flag)) raw = flags.get(spec.flag);
+    else if (spec.env && env[spec.env] !== undefined && env[spec.env]!.trim() !== "") {
+      raw = env[spec.env]!.trim();
+      label = spec.env;
+    } else raw = spec.default;
+    values[key] = spec.read(raw, label);
+  }
+  return values as OptionValues;
+}
