@@ -15,6 +15,7 @@
 import type { AnkraCloudClient, Interface, Server } from "../cloud/client.ts";
 import { isNotFound } from "../cloud/errors.ts";
 import * as log from "../log.ts";
+import { matchServer, type ServerMatch } from "../provider/server_match.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 
 /** Options of {@linkcode CloudView}. */
@@ -88,6 +89,14 @@ export class CloudView {
   /** Servers whose hostname is exactly `hostname`. */
   serversByHostname(hostname: string): Server[] {
     return (this.#byHostname.get(hostname) ?? []).map((id) => this.#servers.get(id)!.server);
+  }
+
+  /**
+   * The node's server as far as the view knows it, by the one matching rule ({@linkcode matchServer}: providerID,
+   * else a unique hostname) the doctor uses too.
+   */
+  match(node: { name: string; providerID?: string }): ServerMatch<Server> {
+    return matchServer(node, { byId: (id) => this.server(id), byHostname: (name) => this.serversByHostname(name) });
   }
 
   /** True only when the server is proven gone (absent from two complete lists some time apart). */

@@ -1,12 +1,14 @@
 /**
- * The facts a new load balancer's placement needs, read at most every ten minutes however many Services are created:
- * a zone's capabilities (can it hold an HA pair?) and the account's private networks (which one do the nodes share?).
- * A zone whose capabilities the API will not tell (404, 405, 401, 403) is `unknown`, as the Go controller treats it.
+ * The facts a load balancer's placement needs, read at most every ten minutes however many Services are created:
+ * a zone's capabilities (can it hold an HA pair?) and the account's private networks with the servers' legs on them
+ * (which one do the nodes share, and what is each node's address there?). A caller that found a node without a leg
+ * asks again with a short `maxAgeMs`, so a server attached since is seen on the next look. A zone whose capabilities
+ * the API will not tell (404, 405, 401, 403) is `unknown`, as the Go controller treats it.
  *
  * @module
  */
 import type { AnkraCloudClient, Network, ZoneCapabilities } from "../cloud/client.ts";
-import { CloudApiError } from "../cloud/errors.ts";
+import { CloudApiError, isNotFound } from "../cloud/errors.ts";
 
 /** Options of {@linkcode PlacementFacts}. */
 export interface PlacementFactsOptions {
@@ -14,12 +16,24 @@ export interface PlacementFactsOptions {
   ttlMs?: number;
 }
 
+/** How old a cached fact may be for this read. */
+export interface Freshness {
+  /** Oldest acceptable age, milliseconds (default: the cache's TTL). */
+  maxAgeMs?: number;
+}
+
+interface Cached<T> {
+  at: number;
+  value: Promise<T>;
+}
+
 /** Cached placement facts. */
 export class PlacementFacts {
   readonly #cloud: AnkraCloudClient;
   readonly #ttlMs: number;
-  readonly #capabilities = new Map<string, { at: number; value: Promise<ZoneCapabilities | "unknown"> }>();
-  #networks?: { at: number; value: Promise<Network[]> };
+  readonly #capabilities = new Map<string, Cached<ZoneCapabilities | "unknown">>();
+  #networks?: Cached<Network[]>;
+  readonly #network = new Map<string, Cached<Network | undefined>>();
 
   /** Creates an empty cache. */
   constructor(cloud: AnkraCloudClient, options: PlacementFactsOptions = {}) {
@@ -27,10 +41,15 @@ export class PlacementFacts {
     this.#ttlMs = options.ttlMs ?? 600_000;
   }
 
+  #fresh<T>(cached: Cached<T> | undefined, freshness: Freshness): cached is Cached<T> {
+    return cached !== undefined &&
+      performance.now() - cached.at < Math.min(this.#ttlMs, freshness.maxAgeMs ?? Infinity);
+  }
+
   /** The zone's capabilities, or `unknown`. Concurrent callers share one request. */
   capabilities(zone: string, signal?: AbortSignal): Promise<ZoneCapabilities | "unknown"> {
     const cached = this.#capabilities.get(zone);
-    if (cached && performance.now() - cached.at < this.#ttlMs) return cached.value;
+    if (this.#fresh(cached, {})) return cached.value;
     const value = this.#cloud.getZoneCapabilities(zone, signal).catch((cause): "unknown" => {
       const unknown = cause instanceof CloudApiError && [401, 403, 404, 405].includes(cause.status ?? 0);
       if (!unknown) {
@@ -43,12 +62,30 @@ export class PlacementFacts {
     return value;
   }
 
-  /** The account's private networks. Concurrent callers share one list. */
-  networks(signal?: AbortSignal): Promise<Network[]> {
-    if (this.#networks && performance.now() - this.#networks.at < this.#ttlMs) return this.#networks.value;
-    const value = this.#cloud.listNetworks(signal).then((listed) => listed.items);
+  /**
+   * The account's private networks, each with the servers' legs on it (`list_networks`, then `get_network` of each).
+   * Concurrent callers share one read.
+   */
+  networks(freshness: Freshness = {}): Promise<Network[]> {
+    if (this.#fresh(this.#networks, freshness)) return this.#networks.value;
+    const value = this.#cloud.listNetworks().then((listed) =>
+      Promise.all(listed.items.map((network) => this.#cloud.getNetwork(network.id)))
+    );
     value.catch(() => (this.#networks = undefined));
     this.#networks = { at: performance.now(), value };
+    return value;
+  }
+
+  /** One network with the servers' legs on it (`get_network`); undefined when the account has no such network. */
+  network(id: string, freshness: Freshness = {}): Promise<Network | undefined> {
+    const cached = this.#network.get(id);
+    if (this.#fresh(cached, freshness)) return cached.value;
+    const value = this.#cloud.getNetwork(id).catch((cause) => {
+      if (isNotFound(cause)) return undefined;
+      this.#network.delete(id);
+      throw new Error(`get network ${id}: ${(cause as Error).message}`, { cause });
+    });
+    this.#network.set(id, { at: performance.now(), value });
     return value;
   }
 }

@@ -8,34 +8,58 @@
  * @module
  */
 import {
+  ACCOUNT_CAN_CREATE,
+  accountCanCreateFinding,
   API_REACHABLE,
   apiReachableFinding,
+  configurationFinding,
   LOAD_BALANCER_QUOTA,
+  operateFinding,
   quotaFinding,
+  TOKEN_OPERATE,
   TOKEN_VALID,
   tokenValidFinding,
-} from "./api_checks.ts";
-import { configurationFinding } from "./configuration_check.ts";
-import type { DoctorSettings } from "./doctor_config.ts";
-import { type CloudFacts, type ClusterFacts, failedRead, leaseKey } from "./facts.ts";
-import { type CheckName, type Finding, skip } from "./finding.ts";
-import { K3S_CLOUD_CONTROLLER, K3S_SERVICELB, k3sCloudControllerFinding, serviceLbFinding } from "./k3s_checks.ts";
-import { KUBELET_EXTERNAL, kubeletExternalFinding } from "./kubelet_check.ts";
-import { KUBERNETES_API, kubernetesApiFinding, kubernetesConnectionFinding } from "./kubernetes_api_check.ts";
+} from "./cloud_checks.ts";
 import {
-  CLOUD_CONTROLLER_LEASE_NAMESPACE,
-  K3S_CLOUD_CONTROLLER_LEASE,
+  K3S_CLOUD_CONTROLLER,
+  K3S_SERVICELB,
+  k3sCloudControllerFinding,
+  KUBELET_EXTERNAL,
+  kubeletExternalFinding,
+  KUBERNETES_API,
+  kubernetesApiFinding,
+  kubernetesConnectionFinding,
   LEADER_LEASE,
   leaderLeaseFinding,
   OTHER_CLOUD_CONTROLLER,
   otherCloudControllerFinding,
+  RBAC,
+  rbacFinding,
+  serviceLbFinding,
+} from "./cluster_checks.ts";
+import {
+  CLOUD_CONTROLLER_LEASE_NAMESPACE,
+  type CloudFacts,
+  type ClusterFacts,
+  type DoctorSettings,
+  failedRead,
+  K3S_CLOUD_CONTROLLER_LEASE,
+  leaseKey,
   UPSTREAM_CLOUD_CONTROLLER_LEASE,
-} from "./lease_checks.ts";
-import { matchedServers, matchNodes, NODES_MATCHED, nodesMatchedFinding } from "./node_matching.ts";
-import { networkFinding, PRIVATE_NETWORK } from "./network_check.ts";
-import { ACCOUNT_CAN_CREATE, accountCanCreateFinding, operateFinding, TOKEN_OPERATE } from "./operate_probe.ts";
-import { RBAC, rbacFinding } from "./rbac_check.ts";
-import { ZONE_CAPABILITIES, zoneCapabilitiesFinding, zonesToCheck } from "./zone_check.ts";
+} from "./facts.ts";
+import {
+  matchedServers,
+  matchNodes,
+  memberNodes,
+  networkFinding,
+  NODES_MATCHED,
+  nodesMatchedFinding,
+  PRIVATE_NETWORK,
+  ZONE_CAPABILITIES,
+  zoneCapabilitiesFinding,
+  zonesToCheck,
+} from "./placement_checks.ts";
+import { type CheckName, type Finding, skip } from "./report.ts";
 
 /** Everything the checklist is made from. */
 export interface ChecklistInput {
@@ -153,7 +177,7 @@ export function checklist(input: ChecklistInput): Finding[] {
         configuredId: settings.networkId,
         configured: cloud.configuredNetwork,
         networks: cloud.networks,
-        servers: matched,
+        nodes: nodeList && servers?.ok ? memberNodes(nodeList, servers.value) : [],
         zone: settings.zone,
       }));
     }

@@ -1,9 +1,14 @@
 /**
  * `ankra-cloud-ccm doctor`: the preflight checklist a user runs before installing the controller and whenever
- * something is wrong. It reads the configuration, the Ankra Cloud API and the Kubernetes API
- * (`gather_facts.ts`), turns what it read into findings (`checklist.ts`) and prints them as a checklist or, with
- * `--output=json`, as one JSON document. It changes nothing in Kubernetes or Ankra Cloud; its only write-shaped
- * request is the operate probe the API must refuse (`operate_probe.ts`). See docs/doctor.md.
+ * something is wrong. It reads the configuration, the Ankra Cloud API and the Kubernetes API (`gather_facts.ts`),
+ * turns what it read into findings (`checklist.ts`) and prints them as a checklist or, with `--output=json`, as one
+ * JSON document (`report.ts`). It changes nothing in Kubernetes or Ankra Cloud; its only write-shaped request is the
+ * operate probe the API must refuse (`facts.ts`). See docs/doctor.md.
+ *
+ * A good configuration is used whole. A bad one (`command.problem`, e.g. no token) is the first finding, and the
+ * doctor then still runs the Kubernetes checks when the configuration is good without the Ankra Cloud settings: it
+ * resolves the command line again with every `ANKRA_CLOUD_*` variable and `--ankra-cloud-token-file` removed (and a
+ * placeholder token, never sent anywhere), and skips only the checks that need the Ankra Cloud API.
  *
  * Exit codes: 0 when nothing failed (warnings and skips do not fail), 1 when a check failed or the doctor itself
  * broke; a bad command line exits 2 before the doctor runs.
@@ -11,18 +16,75 @@
  * @module
  */
 import { AnkraCloudClient } from "../cloud/client.ts";
-import type { Command } from "../config.ts";
+import { type Command, type Config, resolveCommand } from "../config.ts";
 import { kubeConnection } from "../controller_manager.ts";
+import { causeChain } from "../error_text.ts";
 import { KubeClient } from "../kube/client.ts";
 import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";
 import { configureLogging, redact } from "../log.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 import { checklist } from "./checklist.ts";
-import { doctorSettings, doctorSetup } from "./doctor_config.ts";
-import { type DoctorReport, doctorReport, exitCode } from "./finding.ts";
+import { doctorSettings } from "./facts.ts";
 import { gatherFacts } from "./gather_facts.ts";
-import { causeChain } from "../error_text.ts";
-import { formatJson, formatText } from "./report_format.ts";
+import { type DoctorReport, doctorReport, exitCode, formatJson, formatText } from "./report.ts";
+
+/** What the doctor works with. */
+export interface DoctorSetup {
+  /** The configuration, when there is one (whole, or without the Ankra Cloud settings). */
+  config?: Config;
+  /** True when `config` holds usable Ankra Cloud settings (false for the fallback). */
+  cloudUsable: boolean;
+  /** The configuration problem, when there is one. */
+  problem?: string;
+  /** The configuration's remarks. */
+  warnings: string[];
+}
+
+/** The placeholder token of the fallback configuration; it is never sent (no Ankra Cloud check runs then). */
+const PLACEHOLDER_TOKEN = "act_doctor-placeholder-never-sent";
+
+/** The command line without `--ankra-cloud-token-file` (in any of its spellings, with its value). */
+export function withoutTokenFileFlag(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const match = /^--?ankra[-_]cloud[-_]token[-_]file(=.*)?$/.exec(args[i]);
+    if (!match) {
+      out.push(args[i]);
+      continue;
+    }
+    if (match[1] === undefined) i++;
+  }
+  return out;
+}
+
+/** The configuration of `args` with every Ankra Cloud setting removed; undefined when it is still bad. */
+export function configWithoutCloudSettings(
+  args: string[],
+  env: Record<string, string | undefined>,
+): Config | undefined {
+  const cleanEnv: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(env)) if (!key.startsWith("ANKRA_CLOUD_")) cleanEnv[key] = value;
+  cleanEnv.ANKRA_CLOUD_TOKEN = PLACEHOLDER_TOKEN;
+  try {
+    const command = resolveCommand(withoutTokenFileFlag(args), { env: cleanEnv });
+    return command.kind === "doctor" ? command.config : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The doctor's setup from its command; `sources` (the whole command line and the environment) allow the fallback
+ * when the configuration is bad.
+ */
+export function doctorSetup(
+  command: Extract<Command, { kind: "doctor" }>,
+  sources?: { args: string[]; env: Record<string, string | undefined> },
+): DoctorSetup {
+  if (command.config) return { config: command.config, cloudUsable: true, warnings: command.config.warnings };
+  const fallback = sources ? configWithoutCloudSettings(sources.args, sources.env) : undefined;
+  return { config: fallback, cloudUsable: false, problem: command.problem, warnings: [] };
+}
 
 /** Options of {@linkcode runDoctor} and {@linkcode diagnose}. */
 export interface DoctorOptions {

@@ -1,15 +1,69 @@
 /**
- * What the doctor read, as plain data: every read's answer or its failure. The checks are pure functions of these
- * facts (see `checklist.ts`); all requests are made in one place (`gather_facts.ts`), so every check can be tested
- * without a network.
+ * What the doctor reads and asks, as plain data: every read's answer or its failure (the checks are pure functions
+ * of these facts, see `checklist.ts`; every request is made in `gather_facts.ts`, so each check is tested without a
+ * network), the operate probe it sends, the Leases it looks at, and the Kubernetes permissions the controller needs.
+ *
+ * **The operate probe** is the doctor's one request that is not a read. The Ankra Cloud API has no route that tells
+ * a token its own scope, so write permission shows only as the answer to a write: a `create_load_balancer` the API
+ * must refuse — its zone does not exist and its `network_id` is empty, two independent reasons, either of which
+ * stops a create — with a body that is otherwise well-formed, so it gets past what the API checks before the zone:
+ * the token (401), its scope (403 for a read-only token), the body's shape (400), the billing gates of a billable
+ * create (403 `email_unverified`, 402 `payment_method_required`, `owner_approval_required`, `account_suspended`),
+ * then the zone (404) and the network (400). That is the simulator's order (`simulator/operation_route.ts`,
+ * `simulator/routes/load_balancers.ts`, `simulator/load_balancers.ts`). Where an API checks in another order, an
+ * answer can say less (a 404 or 400 then does not prove the billing gates pass), never something false about the
+ * scope: a 403 without `email_unverified` is the read-only answer. It asks for the cheapest kind (`public_ipv4:
+ * false`, `high_availability: false`) and carries a label naming it.
+ *
+ * **The permissions**: {@linkcode CONTROLLER_RULES} is the chart's ClusterRole `system:ankra-cloud-ccm`
+ * (`chart/templates/rbac.yaml`; a test keeps the two equal) and {@linkcode DELEGATED_AUTHORIZATION_RULES} what the
+ * chart's binding to `system:auth-delegator` gives for `--metrics-authorization=delegated`; each rule is expanded
+ * into one {@linkcode AccessCheck} per verb and resource, asked as a `SelfSubjectAccessReview`.
  *
  * @module
  */
 import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
+import type { CreateLoadBalancerInput } from "../cloud/load_balancers.ts";
+import type { Config } from "../config.ts";
 import type { SlimNode } from "../kube/slim.ts";
-import type { ProbeOutcome } from "./operate_probe.ts";
-import type { Reachability } from "./reachability.ts";
-import type { AccessAnswer } from "./required_permissions.ts";
+import type { HighAvailabilityMode } from "../provider/service_plan.ts";
+
+/** What the checks need from the configuration. */
+export interface DoctorSettings {
+  /** Ankra Cloud API base URL. */
+  apiUrl: string;
+  /** ANKRA_CLOUD_CA_BUNDLE, when set. */
+  caBundlePath?: string;
+  /** ANKRA_CLOUD_NETWORK_ID. */
+  networkId?: string;
+  /** ANKRA_CLOUD_ZONE. */
+  zone?: string;
+  /** ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY. */
+  highAvailability: HighAvailabilityMode;
+  /** `--leader-elect`. */
+  leaderElect: boolean;
+  /** `--leader-elect-resource-name`. */
+  leaseName: string;
+  /** `--leader-elect-resource-namespace`. */
+  leaseNamespace: string;
+  /** `--metrics-authorization=delegated`. */
+  delegatedAuthorization: boolean;
+}
+
+/** The checks' settings from a configuration. */
+export function doctorSettings(config: Config): DoctorSettings {
+  return {
+    apiUrl: config.cloud.apiUrl,
+    caBundlePath: config.cloud.caBundlePath,
+    networkId: config.cloud.networkId,
+    zone: config.cloud.zone,
+    highAvailability: config.cloud.loadBalancerHighAvailability,
+    leaderElect: config.leaderElect,
+    leaseName: config.leaderElectResourceName,
+    leaseNamespace: config.leaderElectResourceNamespace,
+    delegatedAuthorization: config.metricsAuthorization === "delegated",
+  };
+}
 
 /** A failed read, as the checks see it. */
 export interface ReadFailure {
@@ -35,6 +89,39 @@ export function fetched<T>(value: T): Fetched<T> {
 export function failedRead<T = never>(failure: ReadFailure): Fetched<T> {
   return { ok: false, failure };
 }
+
+/** Why an endpoint did not answer. */
+export type UnreachableKind = "tls" | "dns" | "refused" | "timeout" | "network";
+
+/** The outcome of one reachability request. */
+export type Reachability =
+  | { ok: true; url: string; status: number; body: string }
+  | { ok: false; url: string; kind: UnreachableKind; message: string };
+
+/** The zone of the operate probe: a name no Ankra zone has (zones are named like `de-fsn1`). */
+export const OPERATE_PROBE_ZONE = "ankra-cloud-ccm-doctor-no-such-zone";
+
+/** The operate probe's body: well-formed, refused for its zone and its empty network. */
+export const OPERATE_PROBE: CreateLoadBalancerInput = {
+  zone: OPERATE_PROBE_ZONE,
+  name: "ankra-cloud-ccm-doctor-probe",
+  network_id: "",
+  labels: { "ccm.ankra.cloud/doctor-probe": "true" },
+  high_availability: false,
+  public_ipv4: false,
+};
+
+/** What the probe got: refused (the expected outcome) with the API's answer, or — never expected — created. */
+export type ProbeOutcome =
+  | { created: false; failure: ReadFailure }
+  | { created: true; loadBalancerId: string };
+
+/** Namespace of the other cloud controllers' Leases. */
+export const CLOUD_CONTROLLER_LEASE_NAMESPACE = "kube-system";
+/** The upstream cloud-controller-manager's default Lease name. */
+export const UPSTREAM_CLOUD_CONTROLLER_LEASE = "cloud-controller-manager";
+/** k3s's embedded cloud controller manager's Lease name. */
+export const K3S_CLOUD_CONTROLLER_LEASE = "k3s-cloud-controller-manager";
 
 /** A Lease as the doctor reads it. */
 export interface LeaseFacts {
@@ -95,4 +182,115 @@ export interface ClusterFacts {
 /** The key of a Lease in {@linkcode ClusterFacts.leases}. */
 export function leaseKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
+}
+
+/** A rule as a ClusterRole writes it. */
+export interface PolicyRule {
+  /** API groups (`""` is the core group). */
+  apiGroups: string[];
+  /** Resources, `resource/subresource` for a subresource. */
+  resources: string[];
+  /** Verbs. */
+  verbs: string[];
+}
+
+/** The rules of the chart's ClusterRole `system:ankra-cloud-ccm`, in its order. */
+export const CONTROLLER_RULES: readonly PolicyRule[] = [
+  { apiGroups: [""], resources: ["events"], verbs: ["create", "patch", "update"] },
+  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch", "update"] },
+  { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "update", "patch", "delete"] },
+  { apiGroups: [""], resources: ["nodes/status"], verbs: ["patch", "update"] },
+  { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "patch", "update"] },
+  { apiGroups: [""], resources: ["services/status"], verbs: ["patch", "update"] },
+  { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "list", "watch", "update"] },
+];
+
+/** The ClusterRole the chart binds for delegated authorization of `/metrics`. */
+export const AUTH_DELEGATOR_ROLE = "system:auth-delegator";
+
+/** What {@linkcode AUTH_DELEGATOR_ROLE} gives that the controller uses (TokenReview and SubjectAccessReview). */
+export const DELEGATED_AUTHORIZATION_RULES: readonly PolicyRule[] = [
+  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+];
+
+/** One permission to ask about. */
+export interface AccessCheck {
+  /** API group (`""` for core). */
+  group: string;
+  /** Resource. */
+  resource: string;
+  /** Subresource, e.g. `status`. */
+  subresource?: string;
+  /** Verb. */
+  verb: string;
+  /** Namespace; undefined for cluster-scoped resources and for "in every namespace". */
+  namespace?: string;
+}
+
+/** The API server's answer about one permission. */
+export interface AccessAnswer {
+  /** What was asked. */
+  check: AccessCheck;
+  /** Whether it is allowed. */
+  allowed: boolean;
+}
+
+/** What the controller's configuration changes in the list. */
+export interface PermissionOptions {
+  /** Namespace of the leader-election Lease (`--leader-elect-resource-namespace`). */
+  leaseNamespace: string;
+  /** Whether the controller takes part in leader election (without it, it needs no Lease). */
+  leaderElect: boolean;
+  /** Whether `/metrics` is authorized by the API server (`--metrics-authorization=delegated`). */
+  delegatedAuthorization: boolean;
+}
+
+/** One check per verb and resource of the rules the configuration needs, Leases in their namespace. */
+export function accessChecks(options: PermissionOptions): AccessCheck[] {
+  const rules = [
+    ...CONTROLLER_RULES.filter((rule) => options.leaderElect || !rule.apiGroups.includes("coordination.k8s.io")),
+    ...(options.delegatedAuthorization ? DELEGATED_AUTHORIZATION_RULES : []),
+  ];
+  const checks: AccessCheck[] = [];
+  for (const rule of rules) {
+    for (const group of rule.apiGroups) {
+      for (const full of rule.resources) {
+        const [resource, subresource] = full.split("/");
+        for (const verb of rule.verbs) {
+          const check: AccessCheck = { group, resource, verb };
+          if (subresource) check.subresource = subresource;
+          if (resource === "leases") check.namespace = options.leaseNamespace;
+          checks.push(check);
+        }
+      }
+    }
+  }
+  return checks;
+}
+
+/** A permission in words: `patch nodes/status`, `create events (events.k8s.io)`, `update leases … in kube-system`. */
+export function describeAccess(check: AccessCheck): string {
+  const resource = check.subresource ? `${check.resource}/${check.subresource}` : check.resource;
+  const group = check.group ? ` (${check.group})` : "";
+  const namespace = check.namespace ? ` in ${check.namespace}` : "";
+  return `${check.verb} ${resource}${group}${namespace}`;
+}
+
+/** The `SelfSubjectAccessReview` that asks about `check`. */
+export function selfSubjectAccessReview(check: AccessCheck): Record<string, unknown> {
+  return {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SelfSubjectAccessReview",
+    spec: {
+      resourceAttributes: {
+        group: check.group,
+        resource: check.resource,
+        ...(check.subresource ? { subresource: check.subresource } : {}),
+        verb: check.verb,
+        ...(check.namespace ? { namespace: check.namespace } : {}),
+      },
+    },
+  };
 }

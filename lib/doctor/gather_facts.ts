@@ -1,8 +1,8 @@
 /**
  * Every request the doctor makes, in one place. All are reads except two kinds of review objects the API server
- * answers without storing (SelfSubjectReview, SelfSubjectAccessReview) and the operate probe (see
- * `operate_probe.ts`), a `create_load_balancer` the Ankra Cloud API must refuse. Reads that depend on an earlier
- * one (e.g. everything after a refused token) are not made.
+ * answers without storing (SelfSubjectReview, SelfSubjectAccessReview) and the operate probe (see `facts.ts`), a
+ * `create_load_balancer` the Ankra Cloud API must refuse. Reads that depend on an earlier one (e.g. everything after
+ * a refused token) are not made.
  *
  * Ankra Cloud: an unauthenticated `GET /v1/zones` (reachability, TLS), `list_zones` (token), then side by side
  * `list_servers`, `list_networks` + `get_network` of each (or `get_network` of ANKRA_CLOUD_NETWORK_ID),
@@ -13,36 +13,95 @@
  * credentials are refused), `GET /version`, `list nodes`, `get` of three Leases, and one SelfSubjectAccessReview
  * per permission the controller needs.
  *
+ * Reachability is one unauthenticated GET whose answer (any HTTP status) proves the name resolves, the port is open
+ * and TLS is trusted; without an answer, the error's whole cause chain is kept and classified, so a certificate
+ * problem is told apart from DNS, a refused connection or a timeout (the API clients keep only the outer "fetch
+ * failed"). No credential is sent with it, so nothing can be refused or counted against a rate limit.
+ *
  * @module
  */
 import type { V1Node } from "@kubernetes/client-node";
 import type { AnkraCloudClient, Network } from "../cloud/client.ts";
 import { CloudApiError } from "../cloud/errors.ts";
-import { KubeApiError, type KubeClient } from "../kube/client.ts";
+import { causeChain } from "../error_text.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { KubeApiError } from "../kube/errors.ts";
 import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";
 import { slimNode } from "../kube/slim.ts";
 import { redact } from "../log.ts";
-import type { DoctorSettings } from "./doctor_config.ts";
+import { systemCaCertificates } from "../tls.ts";
+import { USER_AGENT } from "../version.ts";
 import {
+  type AccessAnswer,
+  accessChecks,
+  CLOUD_CONTROLLER_LEASE_NAMESPACE,
   type CloudFacts,
   type ClusterFacts,
+  type DoctorSettings,
   failedRead,
   type Fetched,
   fetched,
+  K3S_CLOUD_CONTROLLER_LEASE,
   type LeaseFacts,
   leaseKey,
+  OPERATE_PROBE,
+  type ProbeOutcome,
+  type Reachability,
   type ReadFailure,
-} from "./facts.ts";
-import {
-  CLOUD_CONTROLLER_LEASE_NAMESPACE,
-  K3S_CLOUD_CONTROLLER_LEASE,
+  selfSubjectAccessReview,
+  type UnreachableKind,
   UPSTREAM_CLOUD_CONTROLLER_LEASE,
-} from "./lease_checks.ts";
-import { matchedServers, matchNodes } from "./node_matching.ts";
-import { OPERATE_PROBE, type ProbeOutcome } from "./operate_probe.ts";
-import { checkReachable } from "./reachability.ts";
-import { type AccessAnswer, accessChecks, selfSubjectAccessReview } from "./required_permissions.ts";
-import { zonesToCheck } from "./zone_check.ts";
+} from "./facts.ts";
+import { matchedServers, matchNodes, zonesToCheck } from "./placement_checks.ts";
+
+/** Classifies a failed request by its cause chain's text. */
+export function classifyUnreachable(text: string, timedOut: boolean): UnreachableKind {
+  if (timedOut) return "timeout";
+  if (/dns error|failed to lookup|name or service not known|no such host|nodename nor servname/i.test(text)) {
+    return "dns";
+  }
+  if (/certificate|UnknownIssuer|NotValidForName|\btls\b|\bssl\b|handshake|BadSignature/i.test(text)) return "tls";
+  if (/connection refused|ECONNREFUSED|os error 111/i.test(text)) return "refused";
+  return "network";
+}
+
+/** Options of {@linkcode checkReachable}. */
+export interface ReachabilityOptions {
+  /** Extra PEM certificate authorities, trusted besides the system roots. */
+  caCerts?: string[];
+  /** Client certificate and key, for API servers that want one at the handshake. */
+  clientCert?: { cert: string; key: string };
+  /** Timeout, milliseconds (default 15 s). */
+  timeoutMs?: number;
+}
+
+/** Sends one unauthenticated `GET url` and reports whether (and how) it was answered. */
+export async function checkReachable(url: string, options: ReachabilityOptions = {}): Promise<Reachability> {
+  let client: Deno.HttpClient;
+  try {
+    client = Deno.createHttpClient({
+      caCerts: [...systemCaCertificates(), ...(options.caCerts ?? [])],
+      ...(options.clientCert ? { cert: options.clientCert.cert, key: options.clientCert.key } : {}),
+    });
+  } catch (cause) {
+    return { ok: false, url, kind: "tls", message: `the certificates cannot be used: ${redact(causeChain(cause))}` };
+  }
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? 15_000);
+  try {
+    const response = await fetch(url, {
+      headers: { accept: "application/json", "user-agent": USER_AGENT },
+      client,
+      signal: timeout,
+    });
+    const body = await response.text();
+    return { ok: true, url, status: response.status, body: body.slice(0, 2_000) };
+  } catch (cause) {
+    const text = redact(causeChain(cause));
+    return { ok: false, url, kind: classifyUnreachable(text, timeout.aborted), message: text };
+  } finally {
+    client.close();
+  }
+}
 
 /** A failure as the checks see it, from whatever a client threw. */
 export function readFailure(error: unknown): ReadFailure {

@@ -96,20 +96,30 @@ function familyShares(counts: number[], limit: number): number[] {
   return shares;
 }
 
+/** Options of {@linkcode selectMembers}. */
+export interface SelectMembersOptions {
+  /** `<namespace>/<name>` of the Service. */
+  serviceKey: string;
+  /** Most members per backend (default {@linkcode MAX_MEMBERS}). */
+  limit?: number;
+  /**
+   * The address of a node for a family. Default {@linkcode memberAddress} (the node's reported addresses); on a
+   * private network the addresses of the nodes' servers on it (`placeOnNetwork` in `load_balancer_network.ts`).
+   */
+  address?: (node: SlimNode, family: 4 | 6) => string | undefined;
+}
+
 /**
  * The members of a Service's backends: for each family in `families` (IPv6 first), the chosen nodes' addresses.
- * `nodes` are the eligible nodes matched to Ankra servers; `serviceKey` is `<namespace>/<name>`.
+ * `nodes` are the eligible nodes matched to Ankra servers.
  */
-export function selectMembers(
-  nodes: SlimNode[],
-  families: (4 | 6)[],
-  options: { serviceKey: string; limit?: number },
-): MemberSelection {
+export function selectMembers(nodes: SlimNode[], families: (4 | 6)[], options: SelectMembersOptions): MemberSelection {
   const limit = options.limit ?? MAX_MEMBERS;
+  const addressOf = options.address ?? memberAddress;
   const byName = [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const perFamily = families.map((family) =>
     byName.flatMap((node) => {
-      const address = memberAddress(node, family);
+      const address = addressOf(node, family);
       return address ? [{ node, address }] : [];
     })
   );

@@ -10,9 +10,7 @@
  *
  * @module
  */
-import { type IpAddress, parseIp, parsePrefix, prefixContains } from "../ip_address.ts";
 import type { SlimNode, SlimService } from "../kube/slim.ts";
-import type { Network } from "../cloud/schemas.ts";
 import { defaultSettings, describeProblems, type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
 import { edgeMemberPrefix, loadBalancerLabels, loadBalancerName } from "./load_balancer_names.ts";
 import { type DesiredMember, MAX_MEMBERS, nodeZone, selectMembers } from "./member_selection.ts";
@@ -172,12 +170,6 @@ function unsupportedSettings(service: SlimService): string | undefined {
         "balancers accept every source; filter on the nodes (NetworkPolicy or firewall) instead",
     );
   }
-  if (service.externalTrafficPolicy === "Local") {
-    unsupported.push(
-      "externalTrafficPolicy: Local is not honoured: every eligible node is a member and client addresses are not " +
-        "preserved",
-    );
-  }
   return unsupported.length ? unsupported.join("; ") : undefined;
 }
 
@@ -274,51 +266,5 @@ export function chooseZone(intent: Pick<ServiceIntent, "settings" | "nodes">, de
     ok: false,
     problem: "no zone for the load balancer: set the load-balancer.ankra.cloud/zone annotation or ANKRA_CLOUD_ZONE, " +
       "or label the nodes with topology.kubernetes.io/zone",
-  };
-}
-
-function internalAddresses(node: SlimNode): IpAddress[] {
-  return node.addresses.filter((a) => a.type === "InternalIP").map((a) => parseIp(a.address))
-    .filter((ip): ip is IpAddress => ip !== undefined);
-}
-
-/** True when `network` holds one of `node`'s private addresses (IPv4 in its CIDR or IPv6 in its ULA prefix). */
-export function nodeOnNetwork(node: SlimNode, network: Pick<Network, "cidr" | "ula_prefix">): boolean {
-  const prefixes = [parsePrefix(network.cidr), parsePrefix(network.ula_prefix)].filter((p) => p !== undefined);
-  return internalAddresses(node).some((ip) => prefixes.some((prefix) => prefixContains(prefix!, ip)));
-}
-
-/**
- * Whether the network of a new load balancer must be looked up: true when neither the annotation nor the default
- * names one (the nodes' shared network is then chosen from the account's networks).
- */
-export function needsNetworkLookup(intent: Pick<ServiceIntent, "settings">, defaultNetworkId?: string): boolean {
-  return !intent.settings.networkId && !defaultNetworkId;
-}
-
-/**
- * The private network of a new load balancer: the annotation, the configured default, else the one network every
- * one of the Service's nodes sits on.
- */
-export function chooseNetwork(
-  intent: Pick<ServiceIntent, "settings" | "nodes">,
-  defaultNetworkId: string | undefined,
-  networks: Pick<Network, "id" | "cidr" | "ula_prefix">[],
-): Choice {
-  const explicit = intent.settings.networkId ?? defaultNetworkId;
-  if (explicit) return { ok: true, value: explicit };
-  const shared = networks.filter((network) =>
-    intent.nodes.length > 0 && intent.nodes.every((node) => nodeOnNetwork(node, network))
-  );
-  if (shared.length === 1) return { ok: true, value: shared[0].id };
-  const why = intent.nodes.length === 0
-    ? "no node is matched to an Ankra server yet"
-    : shared.length > 1
-    ? `the nodes share ${shared.length} networks (${shared.map((n) => n.id).join(", ")})`
-    : "the nodes do not share one Ankra private network";
-  return {
-    ok: false,
-    problem: `no private network for the load balancer: ${why}; set the load-balancer.ankra.cloud/network-id ` +
-      "annotation or ANKRA_CLOUD_NETWORK_ID",
   };
 }

@@ -4,10 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { checklist, type ChecklistInput } from "../../lib/doctor/checklist.ts";
-import { configWithoutCloudSettings, withoutTokenFileFlag } from "../../lib/doctor/doctor_config.ts";
+import { configWithoutCloudSettings, withoutTokenFileFlag } from "../../lib/doctor/doctor.ts";
 import { type CloudFacts, type ClusterFacts, failedRead, fetched, leaseKey } from "../../lib/doctor/facts.ts";
-import { doctorReport, exitCode } from "../../lib/doctor/finding.ts";
-import { formatJson, formatText, summaryLine } from "../../lib/doctor/report_format.ts";
+import { doctorReport, exitCode, formatJson, formatText, summaryLine } from "../../lib/doctor/report.ts";
 import { registerSecret } from "../../lib/log.ts";
 import { capabilities, k3sArgs, network, node, server } from "./doctor_fixtures.ts";
 

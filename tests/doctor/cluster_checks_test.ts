@@ -7,10 +7,12 @@ import {
   k3sCloudControllerDisabled,
   k3sCloudControllerFinding,
   k3sServers,
+  leaderLeaseFinding,
+  leaseHeld,
+  otherCloudControllerFinding,
+  rbacFinding,
   serviceLbFinding,
-} from "../../lib/doctor/k3s_checks.ts";
-import { leaderLeaseFinding, leaseHeld, otherCloudControllerFinding } from "../../lib/doctor/lease_checks.ts";
-import { rbacFinding } from "../../lib/doctor/rbac_check.ts";
+} from "../../lib/doctor/cluster_checks.ts";
 import { k3sArgs, node } from "./doctor_fixtures.ts";
 
 Deno.test("k3s servers without --disable=servicelb fail; agents and other nodes do not count", () => {

@@ -2,8 +2,8 @@
  * Node matching and the kubelet's cloud provider, from already-read nodes and servers.
  */
 import assert from "node:assert/strict";
-import { kubeletExternalFinding, nodesWithoutExternalCloudProvider } from "../../lib/doctor/kubelet_check.ts";
-import { matchedServers, matchNodes, nodesMatchedFinding } from "../../lib/doctor/node_matching.ts";
+import { kubeletExternalFinding, nodesWithoutExternalCloudProvider } from "../../lib/doctor/cluster_checks.ts";
+import { matchedServers, matchNodes, nodesMatchedFinding } from "../../lib/doctor/placement_checks.ts";
 import { node, server } from "./doctor_fixtures.ts";
 
 const servers = [

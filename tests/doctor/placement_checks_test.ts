@@ -3,68 +3,86 @@
  */
 import assert from "node:assert/strict";
 import { failedRead, fetched } from "../../lib/doctor/facts.ts";
-import { networkFinding, sharedNetworks } from "../../lib/doctor/network_check.ts";
-import { zoneCapabilitiesFinding, zonesToCheck } from "../../lib/doctor/zone_check.ts";
-import { capabilities, network, server } from "./doctor_fixtures.ts";
+import {
+  memberNodes,
+  networkFinding,
+  zoneCapabilitiesFinding,
+  zonesToCheck,
+} from "../../lib/doctor/placement_checks.ts";
+import { sharedNetworks } from "../../lib/provider/load_balancer_network.ts";
+import { capabilities, network, node, server } from "./doctor_fixtures.ts";
 
-const a = server("srv-a", "a");
-const b = server("srv-b", "b");
+const a = { node: "a", serverId: "srv-a" };
+const b = { node: "b", serverId: "srv-b" };
 
-Deno.test("one network shared by every matched server passes and is named", () => {
+Deno.test("one network shared by every member node's server passes, naming it and each node's address on it", () => {
   const networks = [network("net-1", ["srv-a", "srv-b"]), network("net-2", ["srv-a"])];
-  assert.deepEqual(sharedNetworks(networks, [a, b]).map((n) => n.id), ["net-1"]);
-  const finding = networkFinding({ networks: fetched(networks), servers: [a, b] });
+  assert.deepEqual(sharedNetworks(networks, ["srv-a", "srv-b"]).map((n) => n.id), ["net-1"]);
+  const finding = networkFinding({ networks: fetched(networks), nodes: [a, b] });
   assert.equal(finding.status, "pass");
-  assert.match(finding.result, /the 2 matched servers share net-1 \(name-net-1, 10\.0\.0\.0\/16\)/);
+  assert.match(finding.result, /the 2 member nodes' servers share net-1 \(name-net-1, 10\.0\.0\.0\/16\)/);
+  assert.match(finding.result, /members: a 10\.0\.0\.10, b 10\.0\.0\.11$/);
 });
 
 Deno.test("servers on different networks, or on two shared ones, fail with the setting to choose", () => {
   const apart = networkFinding({
     networks: fetched([network("net-1", ["srv-a"]), network("net-2", ["srv-b"])]),
-    servers: [a, b],
+    nodes: [a, b],
   });
   assert.equal(apart.status, "fail");
-  assert.match(apart.result, /share no private network \(a: net-1, b: net-2\)/);
+  assert.match(apart.result, /do not share one Ankra private network \(a: net-1, b: net-2\)/);
   assert.match(apart.fix!, /ANKRA_CLOUD_NETWORK_ID/);
   assert.match(apart.fix!, /load-balancer\.ankra\.cloud\/network-id/);
   const two = networkFinding({
     networks: fetched([network("net-1", ["srv-a", "srv-b"]), network("net-2", ["srv-a", "srv-b"])]),
-    servers: [a, b],
+    nodes: [a, b],
   });
   assert.equal(two.status, "fail");
-  assert.match(two.result, /share 2 networks .*cannot choose one/);
-  assert.equal(networkFinding({ networks: fetched([]), servers: [] }).status, "skip");
+  assert.match(two.result, /share 2 networks \(net-1, net-2\)/);
+  assert.equal(networkFinding({ networks: fetched([]), nodes: [] }).status, "skip");
 });
 
-Deno.test("ANKRA_CLOUD_NETWORK_ID must exist, reach ANKRA_CLOUD_ZONE and hold the matched servers", () => {
+Deno.test("ANKRA_CLOUD_NETWORK_ID must exist, reach ANKRA_CLOUD_ZONE and hold every member node's server", () => {
   const missing = networkFinding({
     configuredId: "net-x",
     configured: failedRead({ kind: "not_found", status: 404, message: "get_network: not found (HTTP 404)" }),
-    servers: [a],
+    nodes: [a],
   });
   assert.equal(missing.status, "fail");
   assert.match(missing.result, /ANKRA_CLOUD_NETWORK_ID net-x names no network of the account/);
-  const good = networkFinding({
-    configuredId: "net-1",
-    configured: fetched(network("net-1", ["srv-a"])),
-    servers: [a],
-  });
+  const good = networkFinding({ configuredId: "net-1", configured: fetched(network("net-1", ["srv-a"])), nodes: [a] });
   assert.equal(good.status, "pass");
   const outside = networkFinding({
     configuredId: "net-1",
     configured: fetched(network("net-1", ["srv-a"])),
-    servers: [a, b],
+    nodes: [a, b],
   });
-  assert.equal(outside.status, "warn");
-  assert.match(outside.result, /1 matched server has no leg on it: b/);
+  assert.equal(outside.status, "fail", "the controller creates nothing while a member node has no address there");
+  assert.match(outside.result, /^node b \(server srv-b\) has no address on network net-1/);
+  assert.match(outside.fix!, /attach its server to net-1/);
+  assert.match(outside.fix!, /exclude-from-external-load-balancers=true/);
   const wrongZone = networkFinding({
     configuredId: "net-1",
     configured: fetched(network("net-1", ["srv-a"], ["de-fsn1"])),
-    servers: [a],
+    nodes: [a],
     zone: "us-nyc1",
   });
   assert.equal(wrongZone.status, "fail");
   assert.match(wrongZone.result, /does not reach ANKRA_CLOUD_ZONE us-nyc1/);
+});
+
+Deno.test("the member nodes are the eligible nodes matched to servers, by providerID or hostname", () => {
+  const servers = [server("srv-a", "a"), server("srv-b", "b"), server("srv-c", "c")];
+  const nodes = [
+    node("a", { providerID: "ankracloud://de-fsn1/srv-a", taints: [] }),
+    node("b.cluster.example"),
+    node("c", { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "true" } }),
+    node("d"),
+  ];
+  assert.deepEqual(memberNodes(nodes, servers), [
+    { node: "a", serverId: "srv-a" },
+    { node: "b.cluster.example", serverId: "srv-b" },
+  ]);
 });
 
 Deno.test("zone capabilities: a pair passes, a one-compute-node zone warns with the API's reason", () => {

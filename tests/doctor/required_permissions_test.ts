@@ -9,7 +9,7 @@ import {
   CONTROLLER_RULES,
   describeAccess,
   selfSubjectAccessReview,
-} from "../../lib/doctor/required_permissions.ts";
+} from "../../lib/doctor/facts.ts";
 
 const RBAC_YAML = new URL("../../chart/templates/rbac.yaml", import.meta.url);
 

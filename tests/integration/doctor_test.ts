@@ -6,11 +6,11 @@
  * Every test starts from a cluster without Nodes and without the Leases the doctor reads (test files run one after
  * another, so this touches no other test's objects).
  */
+import { permissionFlagsFor } from "../../lib/runtime_permissions.ts";
 import assert from "node:assert/strict";
 import { resolveCommand } from "../../lib/config.ts";
 import { diagnose } from "../../lib/doctor/doctor.ts";
-import type { Finding } from "../../lib/doctor/finding.ts";
-import { formatText } from "../../lib/doctor/report_format.ts";
+import { type Finding, formatText } from "../../lib/doctor/report.ts";
 import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { READ_ONLY_TOKEN, serverSeed, TEST_TOKEN, testSeed } from "../support/simulator.ts";
@@ -123,7 +123,7 @@ Deno.test("a healthy cluster: every check passes, exit code 0, and only the refu
   assert.match(by["nodes-matched"].result, /all 2 nodes matched \(1 by providerID, 1 by hostname\)/);
   assert.match(by["private-network"].result, /share net-1/);
   assert.equal(by["zone-capabilities"].result, "de-fsn1: HA pair");
-  assert.match(by["rbac"].result, /^test-admin may do all 28 things the controller does$/);
+  assert.match(by["rbac"].result, /^test-admin may do all 30 things the controller does$/);
   assert.match(text, /^ankra-cloud-ccm v[\d.]+ doctor: Ankra Cloud API https:\/\/127\.0\.0\.1:\d+, Kubernetes https:/);
   assert.match(text, /16 passed, 0 failed, 0 warnings, 0 skipped: ready\n$/);
   const writes = writesOf(cloud);
@@ -269,11 +269,18 @@ Deno.test("nodes on two networks fail the network check; ANKRA_CLOUD_NETWORK_ID 
   await createNode(b);
   let { by } = await doctor(cloudEnv(cloud));
   assert.equal(by["private-network"].status, "fail");
-  assert.match(by["private-network"].result, new RegExp(`share no private network \\(${a}: net-1, ${b}: net-2\\)`));
+  assert.match(
+    by["private-network"].result,
+    new RegExp(`do not share one Ankra private network \\(${a}: net-1, ${b}: net-2\\)`),
+  );
   assert.match(by["private-network"].fix!, /ANKRA_CLOUD_NETWORK_ID/);
   ({ by } = await doctor(cloudEnv(cloud, { ANKRA_CLOUD_NETWORK_ID: "net-1" })));
-  assert.equal(by["private-network"].status, "warn");
-  assert.match(by["private-network"].result, new RegExp(`1 matched server has no leg on it: ${b}`));
+  assert.equal(by["private-network"].status, "fail", "the controller would create nothing: the doctor fails too");
+  assert.match(
+    by["private-network"].result,
+    new RegExp(`node ${b} \\(server [^)]+\\) has no address on network net-1`),
+  );
+  assert.match(by["private-network"].fix!, new RegExp(`attach its server to net-1`));
   ({ by } = await doctor(cloudEnv(cloud, { ANKRA_CLOUD_NETWORK_ID: "net-nope" })));
   assert.equal(by["private-network"].status, "fail");
   assert.match(by["private-network"].result, /net-nope names no network of the account/);
@@ -423,13 +430,14 @@ Deno.test("RBAC of a ServiceAccount with only some permissions: the missing ones
     const { by, report } = await doctor(cloudEnv(cloud), [], kubeconfig);
     const rbac = by["rbac"];
     assert.equal(rbac.status, "fail");
-    assert.match(rbac.result, new RegExp(`^system:serviceaccount:default:${name} lacks 17 permissions: `));
+    assert.match(rbac.result, new RegExp(`^system:serviceaccount:default:${name} lacks 19 permissions: `));
     for (
       const missing of [
         "create events",
         "patch nodes/status",
         "delete nodes",
         "update services/status",
+        "watch endpointslices (discovery.k8s.io)",
         "create leases (coordination.k8s.io) in kube-system",
         "create tokenreviews (authentication.k8s.io)",
       ]
@@ -449,7 +457,8 @@ Deno.test("RBAC of a ServiceAccount with only some permissions: the missing ones
 
 async function runMain(args: string[], env: Record<string, string>) {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", MAIN, ...args],
+    // With the release launcher's permissions: the doctor runs through the same launcher as the controller.
+    args: ["run", ...permissionFlagsFor(args, env), "--no-prompt", MAIN, ...args],
     env: { ANKRA_CLOUD_TOKEN: "", ANKRA_CLOUD_TOKEN_FILE: "", ...env },
     stdout: "piped",
     stderr: "piped",

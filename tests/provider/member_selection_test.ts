@@ -115,3 +115,14 @@ Deno.test("a node joining or leaving changes at most a couple of places (minimal
   const afterLeave = new Set(selectMembers(left, [4], { serviceKey: "ns/a" }).members.map((m) => m.address));
   assert.ok([...afterLeave].filter((a) => !before.has(a)).length <= 2);
 });
+
+Deno.test("on a private network the member address comes from the given rule, not from the node's reported addresses", () => {
+  const nodes = [node("n1", { v4: "10.1.0.5" }), node("n2", { v4: "10.0.0.6" }), node("n3", { v4: "10.0.0.7" })];
+  const onNetwork: Record<string, string> = { n1: "10.0.0.5", n2: "10.0.0.6" };
+  const selection = selectMembers(nodes, [4], {
+    serviceKey: "ns/a",
+    address: (n, family) => (family === 4 ? onNetwork[n.name] : undefined),
+  });
+  assert.deepEqual(selection.members, [{ node: "n1", address: "10.0.0.5" }, { node: "n2", address: "10.0.0.6" }]);
+  assert.equal(selection.candidates, 2, "a node without an address by the rule is no candidate");
+});

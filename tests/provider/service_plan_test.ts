@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
+import { serviceNetworkMembers } from "../../lib/provider/load_balancer_network.ts";
 import {
-  chooseNetwork,
   chooseZone,
   eligibleNodes,
   FINALIZER,
@@ -114,25 +114,36 @@ Deno.test("only nodes matched to Ankra servers are members: a foreign or unmatch
 });
 
 Deno.test("one unmatched node does not block the network choice: only matched nodes decide it", () => {
+  const leg = (server_id: string, network_id: string, address: string) => ({
+    server_id,
+    network_id,
+    address,
+    address6: `fd64:1:0:${network_id.slice(-1)}::5`,
+  });
   const networks = [
-    { id: "net-1", cidr: "10.0.0.0/16", ula_prefix: "fd64:1:0:1::/64" },
-    { id: "net-2", cidr: "10.1.0.0/16", ula_prefix: "fd64:1:0:2::/64" },
+    { id: "net-1", name: "one", cidr: "10.0.0.0/16", members: [leg("ankra-1", "net-1", "10.0.0.5")] },
+    {
+      id: "net-2",
+      name: "two",
+      cidr: "10.1.0.0/16",
+      members: [leg("ankra-2", "net-2", "10.1.0.6"), leg("ankra-3", "net-2", "10.1.0.7")],
+    },
   ];
+  networks[0].members.push(leg("ankra-2", "net-1", "10.0.0.6"));
   const nodes = [
     node("ankra-1", { addresses: [{ type: "InternalIP", address: "10.0.0.5" }] }),
-    node("ankra-2", { addresses: [{ type: "InternalIP", address: "fd64:1:0:1::7" }] }),
+    node("ankra-2", { addresses: [{ type: "InternalIP", address: "10.1.0.6" }] }),
     node("orphan", { providerID: undefined, addresses: [{ type: "InternalIP", address: "192.168.1.5" }] }),
     node("foreign", { providerID: "aws:///x/i-1", addresses: [{ type: "InternalIP", address: "172.16.0.5" }] }),
   ];
   const intent = serviceIntent(service(), nodes, OPTIONS);
-  assert.deepEqual(chooseNetwork(intent, undefined, networks), { ok: true, value: "net-1" });
-  const split = serviceIntent(service(), [
-    ...nodes,
-    node("ankra-3", { addresses: [{ type: "InternalIP", address: "10.1.0.5" }] }),
-  ], OPTIONS);
-  const refused = chooseNetwork(split, undefined, networks);
+  const chosen = serviceNetworkMembers(intent, [4], { networks });
+  assert.ok(chosen.ok && chosen.networkId === "net-1");
+  const split = serviceIntent(service(), [...nodes, node("ankra-3")], OPTIONS);
+  const refused = serviceNetworkMembers(split, [4], { networks });
   assert.ok(!refused.ok && /do not share one Ankra private network/.test(refused.problem));
-  assert.deepEqual(chooseNetwork(split, "net-9", networks), { ok: true, value: "net-9" }, "the default wins");
+  const named = serviceNetworkMembers(split, [4], { networks, defaultNetworkId: "net-2" });
+  assert.ok(!named.ok && named.missing.join() === "ankra-1", "the default wins; the node off it is named");
 });
 
 Deno.test("a Service with no TCP port creates nothing, and says so once with the ports it cannot forward", () => {
@@ -185,13 +196,16 @@ Deno.test("the zone: annotation, default, else the zone most nodes are in", () =
   assert.ok(!none.ok && /set the load-balancer.ankra.cloud\/zone annotation or ANKRA_CLOUD_ZONE/.test(none.problem));
 });
 
-Deno.test("source ranges and externalTrafficPolicy: Local are named as not enforced", () => {
+Deno.test("source ranges are named as not enforced; externalTrafficPolicy: Local is honoured, not refused", () => {
   const intent = serviceIntent(
     service({ loadBalancerSourceRanges: ["10.0.0.0/8"], externalTrafficPolicy: "Local" }),
     [node("n1")],
     OPTIONS,
   );
-  assert.match(noticeOf(intent, "settings")!, /loadBalancerSourceRanges \(10.0.0.0\/8\) is not enforced.*Local/);
+  assert.match(noticeOf(intent, "settings")!, /loadBalancerSourceRanges \(10.0.0.0\/8\) is not enforced/);
+  assert.doesNotMatch(noticeOf(intent, "settings")!, /Local/);
+  const local = serviceIntent(service({ externalTrafficPolicy: "Local" }), [node("n1")], OPTIONS);
+  assert.equal(noticeOf(local, "settings"), undefined);
   assert.equal(noticeOf(serviceIntent(service(), [node("n1")], OPTIONS), "settings"), undefined);
 });
 

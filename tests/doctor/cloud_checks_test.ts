@@ -2,16 +2,16 @@
  * The Ankra Cloud API findings: reachability and TLS, the token, the operate probe's answers, quota.
  */
 import assert from "node:assert/strict";
-import { apiReachableFinding, quotaFinding, tokenValidFinding } from "../../lib/doctor/api_checks.ts";
-import { failedRead, fetched } from "../../lib/doctor/facts.ts";
 import {
   accountCanCreateFinding,
-  OPERATE_PROBE,
+  apiReachableFinding,
   operateFinding,
-  type ProbeOutcome,
   probeVerdict,
-} from "../../lib/doctor/operate_probe.ts";
-import { classifyUnreachable } from "../../lib/doctor/reachability.ts";
+  quotaFinding,
+  tokenValidFinding,
+} from "../../lib/doctor/cloud_checks.ts";
+import { failedRead, fetched, OPERATE_PROBE, type ProbeOutcome } from "../../lib/doctor/facts.ts";
+import { classifyUnreachable } from "../../lib/doctor/gather_facts.ts";
 import { causeChain } from "../../lib/error_text.ts";
 
 const API = { apiUrl: "https://cloud.ankra.app" };
