@@ -19,3 +19,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "ankra-cloud-ccm.hasCABundle" -}}
 {{- if or .Values.api.caBundle .Values.api.existingSecretHasCABundle -}}true{{- end -}}
 {{- end }}
+
+{{- /*
+The container image. A Go chart 0.1.x install with a pinned image.tag keeps that tag through `helm upgrade
+--reuse-values`: the Go controller's image would then run with this chart's arguments and crash-loop after the old
+pod is gone. Refuse to render that.
+*/}}
+{{- define "ankra-cloud-ccm.image" -}}
+{{- $tag := toString (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- if regexMatch "^v?0\\.1(\\.|$|-)" $tag -}}
+{{- fail (printf "image.tag %s is an image of the Go controller (0.1.x), which cannot run this chart's arguments and would crash-loop: upgrade with --set image.tag= to use this chart's image (%s), or set a 0.2.x or later tag" $tag .Chart.AppVersion) -}}
+{{- end -}}
+{{ .Values.image.repository }}:{{ $tag }}
+{{- end }}

@@ -7,7 +7,7 @@
  * @module
  */
 import type { AnkraCloudClient, Backend, LoadBalancer } from "../cloud/client.ts";
-import { isNotFound } from "../cloud/errors.ts";
+import { CloudApiError, isNotFound } from "../cloud/errors.ts";
 import type { BackendRef, CloudCall, LoadBalancerRef } from "../provider/cloud_calls.ts";
 import { describeCall } from "../provider/cloud_calls.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
@@ -36,13 +36,28 @@ export interface ApplyOptions {
   onCreated?: (lb: LoadBalancer) => void;
 }
 
+/** The client operations the calls use (the whole client in production; a recorder in unit tests). */
+export type CloudCallTarget = Pick<
+  AnkraCloudClient,
+  | "createLoadBalancer"
+  | "updateLoadBalancer"
+  | "deleteLoadBalancer"
+  | "createBackend"
+  | "updateBackend"
+  | "deleteBackend"
+  | "replaceMembers"
+  | "createFrontend"
+  | "deleteFrontend"
+  | "updateEdge"
+>;
+
 function ignoreNotFound(cause: unknown): void {
   if (!isNotFound(cause)) throw cause;
 }
 
 /** Sends `calls` in order; see the module documentation. */
 export async function applyCloudCalls(
-  cloud: AnkraCloudClient,
+  cloud: CloudCallTarget,
   calls: CloudCall[],
   options: ApplyOptions = {},
 ): Promise<CallsResult> {
@@ -137,4 +152,32 @@ export async function applyCloudCalls(
 /** The listener parts of a document (an `update_load_balancer` answer carries them too, but may omit them). */
 function pick(lb: LoadBalancer | undefined): Partial<LoadBalancer> {
   return lb ? { frontends: lb.frontends, backends: lb.backends } : {};
+}
+
+/** Sends one object's calls for a controller whose client and dry run are bound once ({@linkcode cloudCallSender}). */
+export type CloudCallSender = (
+  object: string,
+  calls: CloudCall[],
+  options?: Omit<ApplyOptions, "dryRun" | "owner">,
+) => Promise<CallsResult>;
+
+/** Binds {@linkcode applyCloudCalls} to a client, a controller name and the dry run, so each use names only its calls. */
+export function cloudCallSender(
+  cloud: CloudCallTarget,
+  options: { controller: string; dryRun?: DryRunReport },
+): CloudCallSender {
+  return (object, calls, more = {}) =>
+    applyCloudCalls(cloud, calls, {
+      ...more,
+      dryRun: options.dryRun,
+      owner: { controller: options.controller, object },
+    });
+}
+
+/**
+ * True when the API refused a request as invalid (HTTP 400, or 422 other than an exceeded quota or a reused
+ * idempotency key): sending it again changes nothing until the user changes the Service, its nodes or the account.
+ */
+export function refusedAsInvalid(cause: unknown): cause is CloudApiError {
+  return cause instanceof CloudApiError && (cause.kind === "bad_request" || cause.kind === "unprocessable");
 }

@@ -5,10 +5,12 @@
  * @module
  */
 import type { Controller, ControllerContext } from "../controller_manager.ts";
+import { endpointSliceInformer, ReadyEndpoints } from "../kube/endpoint_slices.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { CloudView } from "./cloud_view.ts";
 import { NodeController } from "./node_controller.ts";
 import { NodeLifecycleController } from "./node_lifecycle_controller.ts";
+import { LoadBalancerSweeper } from "./load_balancer_sweeper.ts";
 import { ServiceController } from "./service_controller.ts";
 
 /** Builds the selected controllers for one term of leadership. */
@@ -48,6 +50,8 @@ export function buildControllers(context: ControllerContext): Controller[] {
     }
   }
   if (wanted.has("service")) {
+    const endpointSlices = endpointSliceInformer(kube, { metrics });
+    controllers.push({ name: "endpointslices", run: (signal) => endpointSlices.run(signal) });
     controllers.push(
       new ServiceController({
         writes,
@@ -64,10 +68,24 @@ export function buildControllers(context: ControllerContext): Controller[] {
         serviceEvents: recorder("service-controller"),
         providerEvents: recorder("ankra-cloud-ccm"),
         workers: config.concurrentServiceSyncs,
+        driftCheckMs: config.loadBalancerDriftPeriodMs,
         dryRun,
         metrics,
+        endpoints: new ReadyEndpoints(endpointSlices),
       }),
     );
+    if (config.sweepLeakedLoadBalancers) {
+      controllers.push(
+        new LoadBalancerSweeper({
+          cloud,
+          services,
+          clusterName: config.clusterName,
+          periodMs: config.loadBalancerDriftPeriodMs,
+          dryRun,
+          metrics,
+        }),
+      );
+    }
   }
   return controllers;
 }

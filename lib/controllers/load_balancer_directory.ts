@@ -2,9 +2,13 @@
  * Where each Service's load balancer is, without asking the API on every pass: one list of every load balancer of
  * the account when a term of leadership begins (the only unfiltered list: it also finds an unlabelled load balancer
  * with a Service's name, left by a crash of an old controller between create and label), then kept current by this
- * controller's own creates and deletes and by the label-filtered lists the provisioning poll makes. It also keeps
- * the full document of each load balancer as this controller last saw or wrote it, so a pass triggered by a node
- * change costs only the member replacements; the document expires after the drift-check period.
+ * controller's own creates and deletes and by the label-filtered lists the provisioning poll makes.
+ *
+ * It caches **where** a load balancer is, never **whether** it exists when that matters. It keeps the full document
+ * of each load balancer as this controller last read or wrote it, so a pass triggered by a node change costs only the
+ * member replacements; but a lookup asked to be `fresh` (a change of the Service, a 404 on an earlier call) and any
+ * lookup once the document's last read is a drift-check period old read the real load balancer. One that is gone is
+ * forgotten, so the Service gets a new one.
  *
  * Until the first list succeeds, and for a Service whose create had an unknown outcome, lookups fall back to the
  * API's label filter.
@@ -27,9 +31,30 @@ export interface FoundLoadBalancer {
 export interface LoadBalancerDirectoryOptions {
   /** `--cluster-name`. */
   clusterName: string;
-  /** How long a full document is trusted (the drift-check period). */
+  /** How long after its last read a full document is trusted (the drift-check period). */
   documentTtlMs: number;
 }
+
+/** What a lookup looks for. */
+export interface WantedLoadBalancer {
+  /** The Service's two labels. */
+  labels: Record<string, string>;
+  /** The Service's load balancer name. */
+  name: string;
+  /** False for a Service without the finalizer (never given a load balancer by a controller). */
+  mayExist: boolean;
+  /** Read the real load balancer even when a cached document is young enough. */
+  fresh?: boolean;
+}
+
+/** Where a remembered document came from: a read of the API, or this controller's own writes. */
+export type DocumentSource = "read" | "written" | "none";
+
+/**
+ * A drift pass is scheduled exactly one period after the read it follows; its timer may fire a few milliseconds
+ * early, which must not make the document look fresh.
+ */
+const TIMER_SLACK_MS = 50;
 
 /** The directory. */
 export class LoadBalancerDirectory {
@@ -39,8 +64,8 @@ export class LoadBalancerDirectory {
   #ids = new Map<string, string>();
   /** Name → id of unlabelled load balancers (adoption candidates). */
   #unlabelled = new Map<string, string>();
-  /** Full documents by Service key, with the time they were taken. */
-  readonly #documents = new Map<string, { lb: LoadBalancer; at: number }>();
+  /** Full documents by Service key, with the time the load balancer was last read. */
+  readonly #documents = new Map<string, { lb: LoadBalancer; readAt: number }>();
   /** Services whose load balancer must be looked up with the API's label filter. */
   readonly #uncertain = new Set<string>();
   #primed = false;
@@ -83,13 +108,22 @@ export class LoadBalancerDirectory {
     }
   }
 
-  /** Records the load balancer of `key` (after a create, an adoption or a full read). */
-  remember(key: string, lb: LoadBalancer, options: { full: boolean }): void {
+  /**
+   * Records the load balancer of `key`: `document: "read"` after a full read, `"written"` for the document this
+   * controller's calls left behind (its last read time is kept: writes do not prove it still exists), `"none"` to
+   * keep only where it is.
+   */
+  remember(key: string, lb: LoadBalancer, options: { document: DocumentSource }): void {
     this.#ids.set(key, lb.id);
     this.#unlabelled.delete(lb.name);
     this.#uncertain.delete(key);
-    if (options.full) this.#documents.set(key, { lb, at: performance.now() });
-    else this.#documents.delete(key);
+    if (options.document === "none") {
+      this.#documents.delete(key);
+      return;
+    }
+    const earlier = this.#documents.get(key);
+    const readAt = options.document === "written" && earlier?.lb.id === lb.id ? earlier.readAt : performance.now();
+    this.#documents.set(key, { lb, readAt });
   }
 
   /** Takes in a newer summary of the load balancer of `key` (state and addresses; its listeners are kept). */
@@ -122,18 +156,17 @@ export class LoadBalancerDirectory {
   }
 
   /**
-   * The load balancer of a Service (`key` = `<namespace>/<name>`, `labels` its two labels, `name` its load balancer
-   * name): the cached document, else a read by id, else (unprimed or uncertain) the label filter, else an unlabelled
-   * one with its name. `mayExist: false` (a Service without the finalizer, so never given a load balancer by a
-   * controller) skips the API when the account's list could not be read: only an orphan could exist for it.
+   * The load balancer of a Service (`key` = `<namespace>/<name>`): the cached document (unless `fresh` or read a
+   * drift-check period ago), else a read by id, else (unprimed or uncertain) the label filter, else an unlabelled
+   * one with its name. `mayExist: false` skips the API when the account's list could not be read: only an orphan
+   * could exist for it. A load balancer the API no longer has is forgotten: the answer is then undefined.
    */
-  async find(
-    key: string,
-    wanted: { labels: Record<string, string>; name: string; mayExist: boolean },
-    signal?: AbortSignal,
-  ): Promise<FoundLoadBalancer | undefined> {
+  async find(key: string, wanted: WantedLoadBalancer, signal?: AbortSignal): Promise<FoundLoadBalancer | undefined> {
     const cached = this.#documents.get(key);
-    if (cached && performance.now() - cached.at < this.#options.documentTtlMs) {
+    if (
+      cached && !wanted.fresh &&
+      performance.now() - cached.readAt + TIMER_SLACK_MS < this.#options.documentTtlMs
+    ) {
       return { lb: cached.lb, unlabelled: false };
     }
     const id = this.#ids.get(key);
@@ -141,7 +174,7 @@ export class LoadBalancerDirectory {
       try {
         const lb = await this.#cloud.getLoadBalancer(id, signal);
         if (lb.labels[SERVICE_LABEL] === key && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
-          this.remember(key, lb, { full: true });
+          this.remember(key, lb, { document: "read" });
           return { lb, unlabelled: false };
         }
       } catch (cause) {
@@ -162,7 +195,7 @@ export class LoadBalancerDirectory {
     if (live) {
       const lb = await this.#read(live.id, signal);
       if (lb) {
-        this.remember(key, lb, { full: true });
+        this.remember(key, lb, { document: "read" });
         return { lb, unlabelled: false };
       }
     }

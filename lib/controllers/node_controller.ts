@@ -137,14 +137,8 @@ export class NodeController {
 
   /** The server of a node as far as the view already knows it (by providerID, else by a unique hostname). */
   #knownServerIds(node: SlimNode): string[] {
-    const { view } = this.#options;
-    const id = node.providerID ? parseProviderId(node.providerID)?.serverId : undefined;
-    if (id) return view.server(id) ? [id] : [];
-    for (const hostname of hostnameCandidates(node.name)) {
-      const matches = view.serversByHostname(hostname);
-      if (matches.length === 1) return [matches[0].id];
-    }
-    return [];
+    const match = this.#options.view.match(node);
+    return match.kind === "matched" ? [match.server.id] : [];
   }
 
   /** Finds the node's server in the view (refreshing it on demand once). */
@@ -171,17 +165,15 @@ export class NodeController {
     }
     const candidates = hostnameCandidates(node.name);
     for (let attempt = 0; attempt < 2; attempt++) {
-      for (const hostname of candidates) {
-        const matches = view.serversByHostname(hostname);
-        if (matches.length === 1) return matches[0];
-        if (matches.length > 1) {
-          throw new WaitingForUser(
-            "AmbiguousHostname",
-            `${matches.length} Ankra Cloud servers have hostname ${hostname} (${
-              matches.map((s) => `${s.zone}/${s.id}`).join(", ")
-            }); set the node's spec.providerID to ankracloud://<zone>/<server-id>`,
-          );
-        }
+      const match = view.match(node);
+      if (match.kind === "matched") return match.server;
+      if (match.kind === "ambiguous") {
+        throw new WaitingForUser(
+          "AmbiguousHostname",
+          `${match.servers.length} Ankra Cloud servers have hostname ${match.hostname} (${
+            match.servers.map((s) => `${s.zone}/${s.id}`).join(", ")
+          }); set the node's spec.providerID to ankracloud://<zone>/<server-id>`,
+        );
       }
       if (attempt === 0 && !(await view.refresh())) break;
     }
@@ -251,7 +243,10 @@ export class NodeController {
     let resourceVersion = node.resourceVersion;
     if (!sameAddresses(node.addresses, provided.addresses)) {
       resourceVersion = await replaceNodeAddresses(writes, name, provided.addresses) ?? resourceVersion;
-      log.info(2, "updated node addresses", { node: name, addresses: provided.addresses.map((a) => a.address) });
+      // A dry run sent nothing: the report already said `dry run: would …` once.
+      if (!writes.dryRun) {
+        log.info(2, "updated node addresses", { node: name, addresses: provided.addresses.map((a) => a.address) });
+      }
     }
     const labels = labelChanges(node, metadata);
     if (initialising) {
@@ -262,7 +257,7 @@ export class NodeController {
       }, { ...node, resourceVersion });
       if (changed) {
         events.event(reference(node), "Normal", "Synced", "Node synced successfully");
-        log.info(1, "initialised node", { node: name, server: `${server.zone}/${server.id}` });
+        if (!writes.dryRun) log.info(1, "initialised node", { node: name, server: `${server.zone}/${server.id}` });
       }
     } else if (Object.keys(labels).length > 0) {
       await patchNodeLabels(writes, name, labels);

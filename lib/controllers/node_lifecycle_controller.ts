@@ -134,7 +134,10 @@ export class NodeLifecycleController {
 
   async #setShutdownTaint(node: SlimNode, present: boolean): Promise<void> {
     const changed = await setNodeTaint(this.#options.writes, node.name, shutdownTaint(new Date()), present);
-    if (changed) log.info(1, present ? "tainted shut-down node" : "removed shutdown taint", { node: node.name });
+    // In a dry run nothing was sent: the report said `dry run: would …` once.
+    if (changed && !this.#options.writes.dryRun) {
+      log.info(1, present ? "tainted shut-down node" : "removed shutdown taint", { node: node.name });
+    }
   }
 
   async #delete(node: SlimNode): Promise<void> {
@@ -146,7 +149,7 @@ export class NodeLifecycleController {
       `Deleting node ${node.name} because it does not exist in the cloud provider`,
     );
     try {
-      if (await deleteNode(writes, node)) {
+      if (await deleteNode(writes, node) && !writes.dryRun) {
         log.info(0, "deleted node whose server is gone", { node: node.name, providerID: node.providerID });
       }
     } catch (cause) {

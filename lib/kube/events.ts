@@ -13,7 +13,8 @@ import { redact } from "../log.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
-import { isKubeError, type KubeClient } from "./client.ts";
+import type { KubeClient } from "./client.ts";
+import { isKubeError } from "./errors.ts";
 
 /** The object an event is about. */
 export interface ObjectReference {

@@ -5,14 +5,14 @@
  *
  * @module
  */
+import type { EdgeMemberInput } from "../cloud/edges.ts";
 import type {
   CreateBackendInput,
   CreateFrontendInput,
   CreateLoadBalancerInput,
-  EdgeMemberInput,
   MemberInput,
   UpdateBackendInput,
-} from "../cloud/client.ts";
+} from "../cloud/load_balancers.ts";
 
 /** A load balancer: its id, or the one the plan's `create_load_balancer` makes. */
 export type LoadBalancerRef = { id: string } | { created: true };

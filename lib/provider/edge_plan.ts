@@ -6,7 +6,7 @@
  * @module
  */
 import type { Edge } from "../cloud/schemas.ts";
-import type { EdgeMemberInput } from "../cloud/client.ts";
+import type { EdgeMemberInput } from "../cloud/edges.ts";
 import type { CloudCall } from "./cloud_calls.ts";
 import { edgeMemberName } from "./load_balancer_names.ts";
 import { type Ingress, passEvents, type PlannedEvent, sameIngress } from "./load_balancer_plan.ts";

@@ -9,7 +9,7 @@
  */
 import { parseIp } from "../ip_address.ts";
 import type { LoadBalancer, ZoneCapabilities } from "../cloud/schemas.ts";
-import type { CreateLoadBalancerInput, MemberInput } from "../cloud/client.ts";
+import type { CreateLoadBalancerInput, MemberInput } from "../cloud/load_balancers.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
 import type { BackendRef, CloudCall, LoadBalancerRef } from "./cloud_calls.ts";
 import { listenerName, memberName } from "./load_balancer_names.ts";
@@ -279,6 +279,11 @@ export interface LoadBalancerPlan {
   served: boolean;
   /** True while an `EnsuringLoadBalancer` has no `EnsuredLoadBalancer` yet (carried to the next pass). */
   ensuringOpen: boolean;
+  /**
+   * True when the pass only replaces members (a node change): its failure is reported as the framework's
+   * `UpdateLoadBalancerFailed`, its success as `UpdatedLoadBalancer`.
+   */
+  membersOnly: boolean;
 }
 
 /** What {@linkcode planLoadBalancer} needs. */
@@ -349,14 +354,22 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
   }
   const served = ingress.length > 0;
   const statusChanges = served && !sameIngress(input.currentIngress, ingress);
+  const membersOnly = calls.length > 0 && !statusChanges &&
+    calls.every((c) => c.operation === "replace_load_balancer_members");
   const { events, ensuringOpen } = passEvents({
     changes: calls.length > 0 || statusChanges,
-    membersOnly: calls.length > 0 && !statusChanges &&
-      calls.every((c) => c.operation === "replace_load_balancer_members"),
+    membersOnly,
     served,
     ensuringOpen: input.ensuringOpen,
   });
-  return { calls, events, ingress: statusChanges ? ingress : undefined, served, ensuringOpen };
+  return {
+    calls,
+    events,
+    ingress: statusChanges ? ingress : undefined,
+    served,
+    ensuringOpen,
+    membersOnly: membersOnly && !input.ensuringOpen,
+  };
 }
 
 /**

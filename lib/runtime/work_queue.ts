@@ -135,6 +135,14 @@ export class WorkQueue {
     return delay;
   }
 
+  /**
+   * Runs every key that waits out a failure's backoff now (its failure count stays): for a cause that went away
+   * for all keys at once, such as a rotated API token.
+   */
+  retryFailedNow(): void {
+    for (const key of [...this.#timers.keys()]) if (this.#failures.has(key)) this.add(key);
+  }
+
   /** Forgets the failures of `key`. */
   forget(key: string): void {
     this.#failures.delete(key);

@@ -11,7 +11,8 @@ import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/sim
 
 const CHART = new URL("../../chart", import.meta.url).pathname;
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const GO_VALUES = new URL("../fixtures/go-chart-0.1.1/values.yaml", import.meta.url).pathname;
+const GO_CHART = new URL("../fixtures/go-chart-0.1.1", import.meta.url).pathname;
+const GO_VALUES = `${GO_CHART}/values.yaml`;
 const SCHEMA_REFUSAL = /values don't meet the specifications of the schema/;
 
 Deno.test("the chart passes helm lint --strict with a token and with an existing Secret", async () => {
@@ -197,5 +198,51 @@ Deno.test("installed with helm, the controller runs on the chart's ServiceAccoun
     await kubeRequest(plane, "DELETE", `/api/v1/nodes/${node}`);
     const uninstall = await helm(["uninstall", "ankra-cloud-ccm", "--namespace", namespace]);
     assert.equal(uninstall.code, 0, uninstall.text);
+  }
+});
+
+Deno.test("a Go chart 0.1.1 release with a pinned image.tag upgraded with --reuse-values is refused, naming --set image.tag=", async () => {
+  const template = await helm(["template", "t", CHART, "--set", "api.token=x", "--set", "image.tag=v0.1.1"]);
+  assert.notEqual(template.code, 0, "the Go controller's image with this chart's arguments must not render");
+  assert.match(template.text, /image\.tag v0\.1\.1 is an image of the Go controller .*--set image\.tag= /);
+  const own = await helm(["template", "t", CHART, "--set", "api.token=x", "--set", "image.tag=v0.2.0"]);
+  assert.equal(own.code, 0, own.text);
+
+  const plane = testControlPlane();
+  const namespace = uniqueName("ccm-pinned");
+  await kubeOk(plane, "POST", "/api/v1/namespaces", { body: { metadata: { name: namespace } } });
+  try {
+    const install = await helm([
+      "install",
+      "ankra-cloud-ccm",
+      GO_CHART,
+      "--namespace",
+      namespace,
+      "-f",
+      GO_VALUES,
+      "--set",
+      "api.token=x",
+      "--set",
+      "image.tag=v0.1.1",
+    ]);
+    assert.equal(install.code, 0, install.text);
+    const upgrade = ["upgrade", "ankra-cloud-ccm", CHART, "--namespace", namespace, "--reuse-values"];
+    const refused = await helm(upgrade);
+    assert.notEqual(refused.code, 0, "the upgrade that would crash-loop is refused");
+    assert.match(refused.text, /--set image\.tag= to use this chart's image/);
+    const image = async () =>
+      (await kubeOk<{ spec: { template: { spec: { containers: { image: string }[] } } } }>(
+        plane,
+        "GET",
+        `/apis/apps/v1/namespaces/${namespace}/deployments/ankra-cloud-ccm`,
+      )).spec.template.spec.containers[0].image;
+    assert.match(await image(), /:v0\.1\.1$/, "the refused upgrade left the Go release running");
+    const fixed = await helm([...upgrade, "--set", "image.tag="]);
+    assert.equal(fixed.code, 0, fixed.text);
+    const appVersion = (await Deno.readTextFile(`${CHART}/Chart.yaml`)).match(/^appVersion: "?([^"\n]+)"?$/m)![1];
+    assert.match(await image(), new RegExp(`:${appVersion.replaceAll(".", "\\.")}$`), "this chart's own image");
+  } finally {
+    await helm(["uninstall", "ankra-cloud-ccm", "--namespace", namespace]);
+    await kubeRequest(plane, "DELETE", `/api/v1/namespaces/${namespace}`);
   }
 });

@@ -1,18 +1,22 @@
 import assert from "node:assert/strict";
 import { WorkQueue } from "../../lib/runtime/work_queue.ts";
+import { eventually } from "../support/eventually.ts";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Lets every timer that is already due and every pending callback run: one turn of the event loop. */
+const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 Deno.test("a key added many times while waiting is handled once", async () => {
   const queue = new WorkQueue({ name: "t" });
   const seen: string[] = [];
   for (let i = 0; i < 5; i++) queue.add("a");
   queue.add("b");
+  const handledB = Promise.withResolvers<void>();
   queue.start((key) => {
     seen.push(key);
+    if (key === "b") handledB.resolve();
     return Promise.resolve();
   });
-  await sleep(20);
+  await handledB.promise; // "b" was added last: every "a" before it has been handled by now
   await queue.shutdown();
   assert.deepEqual(seen, ["a", "b"]);
 });
@@ -22,18 +26,23 @@ Deno.test("one worker per key: a key added while handled runs again afterwards, 
   let running = 0;
   let most = 0;
   let runs = 0;
+  const started = [Promise.withResolvers<void>(), Promise.withResolvers<void>()];
+  const firstMayEnd = Promise.withResolvers<void>();
   queue.start(async () => {
     running++;
     most = Math.max(most, running);
-    runs++;
-    await sleep(30);
+    started[runs++]?.resolve();
+    if (runs === 1) await firstMayEnd.promise;
     running--;
   });
   queue.add("k");
-  await sleep(5);
+  await started[0].promise;
   queue.add("k");
   queue.add("k");
-  await sleep(100);
+  await nextTurn(); // a free worker of the four would take "k" now if the queue let it
+  firstMayEnd.resolve();
+  await started[1].promise;
+  await nextTurn();
   await queue.shutdown();
   assert.equal(most, 1);
   assert.equal(runs, 2, "once, then once more for the adds during the first run");
@@ -61,7 +70,7 @@ Deno.test("a failing handler is retried after its backoff; requeueAfter looks ag
     return Promise.resolve();
   });
   queue.add("k");
-  await sleep(200);
+  await eventually(() => calls === 3, 2_000, "the third call");
   await queue.shutdown();
   assert.equal(calls, 3);
   assert.ok(times[1] - times[0] >= 18, `retry after ${times[1] - times[0]} ms`);
@@ -72,13 +81,21 @@ Deno.test("a failing handler is retried after its backoff; requeueAfter looks ag
 Deno.test("shutdown waits for the handler in flight and drops delayed keys", async () => {
   const queue = new WorkQueue({ name: "t" });
   let finished = false;
+  const started = Promise.withResolvers<void>();
+  const mayEnd = Promise.withResolvers<void>();
   queue.start(async () => {
-    await sleep(50);
+    started.resolve();
+    await mayEnd.promise;
     finished = true;
   });
   queue.add("k");
   queue.addAfter("later", 10_000);
-  await sleep(5);
-  await queue.shutdown();
+  await started.promise;
+  let stopped = false;
+  const stopping = queue.shutdown().then(() => (stopped = true));
+  await nextTurn();
+  assert.equal(stopped, false, "shutdown is still waiting for the handler");
+  mayEnd.resolve();
+  await stopping;
   assert.ok(finished);
 });

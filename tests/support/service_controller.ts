@@ -10,9 +10,12 @@ import { KubeClient } from "../../lib/kube/client.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
 import { Informer } from "../../lib/kube/informer.ts";
 import { nodeInformer, serviceInformer } from "../../lib/kube/cluster_informers.ts";
+import { endpointSliceInformer, ReadyEndpoints } from "../../lib/kube/endpoint_slices.ts";
 import type { SlimService } from "../../lib/kube/slim.ts";
+import type { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 import type { Seed } from "../../simulator/seed.ts";
 import { testControlPlane } from "./control_plane.ts";
+import { addNodeServersTo } from "./service_fixtures.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 
 /** A running service controller. */
@@ -41,6 +44,10 @@ export interface ServiceControllerTestOptions {
   highAvailability?: "auto" | "true" | "false";
   /** `--load-balancer-class`. */
   loadBalancerClass?: string;
+  /** Drift-check period (default 2 s). */
+  driftCheckMs?: number;
+  /** Metrics registry the controller reports to. */
+  metrics?: MetricsRegistry;
 }
 
 /** Starts informers and the service controller. */
@@ -49,6 +56,7 @@ export async function startServiceController(
 ): Promise<RunningServiceController> {
   const plane = testControlPlane();
   const cloud = await startTestCloud(options.seed ?? testSeed());
+  addNodeServersTo(cloud.simulator.sim.world);
   const kube = new KubeClient(
     { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
     { qps: 200, burst: 200 },
@@ -56,8 +64,14 @@ export async function startServiceController(
   const informerStop = new AbortController();
   const nodes = nodeInformer(kube);
   const services = serviceInformer(kube);
-  const informers = [nodes.run(informerStop.signal), services.run(informerStop.signal)];
-  await Promise.all([nodes.synced, services.synced]);
+  const endpointSlices = endpointSliceInformer(kube);
+  const endpoints = new ReadyEndpoints(endpointSlices);
+  const informers = [
+    nodes.run(informerStop.signal),
+    services.run(informerStop.signal),
+    endpointSlices.run(informerStop.signal),
+  ];
+  await Promise.all([nodes.synced, services.synced, endpointSlices.synced]);
   let controllerStop = new AbortController();
   let running: Promise<void> = Promise.resolve();
   const start = () => {
@@ -77,7 +91,9 @@ export async function startServiceController(
       providerEvents: new EventRecorder(kube, { component: "ankra-cloud-ccm", host: "test" }),
       workers: 2,
       provisioningPollMs: 200,
-      driftCheckMs: 2_000,
+      driftCheckMs: options.driftCheckMs ?? 2_000,
+      metrics: options.metrics,
+      endpoints,
       nodeBatchMs: 300,
       retryBaseMs: 300,
     }).run(controllerStop.signal);
@@ -98,6 +114,7 @@ export async function startServiceController(
       informerStop.abort();
       await Promise.all(informers);
       kube.close();
+      addNodeServersTo(undefined);
       await cloud[Symbol.asyncDispose]();
     },
   };

@@ -1,0 +1,115 @@
+/**
+ * Step 4 of a pass over a Service: where a new load balancer goes — its zone, its private network and each node's
+ * member address on that network (the rule the doctor checks with), and whether it is an HA pair — from cached
+ * facts of the account. A Service whose nodes have no address on the network waits for the user before anything is
+ * created.
+ *
+ * @module
+ */
+import type { CreateLoadBalancerInput } from "../cloud/load_balancers.ts";
+import type { SlimService } from "../kube/slim.ts";
+import * as log from "../log.ts";
+import { chooseHighAvailability, createLoadBalancerBody } from "../provider/load_balancer_plan.ts";
+import { namedNetwork, placementMessage, serviceNetworkMembers } from "../provider/load_balancer_network.ts";
+import type { DesiredMember } from "../provider/member_selection.ts";
+import {
+  chooseZone,
+  type LoadBalancerDefaults,
+  serviceFamilies,
+  type ServiceIntent,
+} from "../provider/service_plan.ts";
+import type { DryRunReport } from "../runtime/dry_run.ts";
+import { WaitingForUser } from "../runtime/waiting_for_user.ts";
+import type { PlacementFacts } from "./placement_facts.ts";
+
+/** Where a new load balancer goes, and why it is a single VM when it is one. */
+export interface Placement {
+  /** The create body. */
+  create: CreateLoadBalancerInput;
+  /** Set when it is a single VM: why (the `SingleNodeLoadBalancer` event). */
+  singleReason?: string;
+  /** The members: each chosen node's address on the load balancer's network. */
+  members: DesiredMember[];
+}
+
+/** When a Service whose nodes have no address on its network is looked at again (a server may be attached). */
+const NETWORK_RECHECK_MS = 30_000;
+/** The second look after a failed decision reads the networks again (a node's server may have joined since). */
+const NETWORK_FRESH_MS = 0;
+
+/** What the placement uses. */
+export interface LoadBalancerPlacementOptions {
+  /** Cached networks and zone capabilities. */
+  facts: PlacementFacts;
+  /** Defaults for new load balancers. */
+  defaults: LoadBalancerDefaults;
+  /** Set in a dry run. */
+  dryRun?: DryRunReport;
+}
+
+/** Places new load balancers. */
+export class LoadBalancerPlacement {
+  readonly #o: LoadBalancerPlacementOptions;
+
+  /** Creates the placement. */
+  constructor(options: LoadBalancerPlacementOptions) {
+    this.#o = options;
+  }
+
+  /** Zone, network and HA of a new load balancer; undefined while nodes are still being initialised. */
+  async place(service: SlimService, intent: ServiceIntent): Promise<Placement | undefined> {
+    const o = this.#o;
+    if (intent.nodes.length === 0 && intent.pendingNodes > 0 && !intent.settings.zone && !o.defaults.zone) {
+      log.info(2, "waiting for the nodes to be initialised before placing the load balancer", { service: intent.key });
+      // A dry run initialises no node, so it says what the real run would do next.
+      o.dryRun?.note(
+        "service",
+        intent.key,
+        `would create load balancer ${intent.loadBalancerName} for Service ${intent.key} once its ` +
+          `${intent.pendingNodes} node(s) are initialised (its zone and network come from them)`,
+      );
+      return undefined;
+    }
+    const zone = chooseZone(intent, o.defaults.zone);
+    if (!zone.ok) throw new WaitingForUser("SyncLoadBalancerFailed", zone.problem);
+    const network = await this.onNetwork(service, intent);
+    const capabilities = o.defaults.highAvailability === "auto"
+      ? await this.#o.facts.capabilities(zone.value)
+      : undefined;
+    const ha = chooseHighAvailability({ mode: o.defaults.highAvailability, zone: zone.value, capabilities });
+    return {
+      create: createLoadBalancerBody(intent, { zone: zone.value, networkId: network.networkId, pair: ha.pair }),
+      singleReason: ha.singleReason,
+      members: network.members,
+    };
+  }
+
+  /**
+   * The load balancer's network and the members on it ({@linkcode serviceNetworkMembers}, the rule the doctor checks
+   * with); a node without an address there makes the Service wait for the user, before anything is created or
+   * changed. A failed decision is made once more from a fresh read: a server attached since the cached read is seen.
+   */
+  async onNetwork(service: SlimService, intent: ServiceIntent, existingNetworkId?: string) {
+    const defaultNetworkId = this.#o.defaults.networkId;
+    const named = existingNetworkId ?? namedNetwork(intent.settings.networkId, defaultNetworkId)?.id;
+    const read = async (maxAgeMs?: number) => {
+      if (!named) return await this.#o.facts.networks({ maxAgeMs });
+      const network = await this.#o.facts.network(named, { maxAgeMs });
+      return network ? [network] : [];
+    };
+    const decide = async (maxAgeMs?: number) =>
+      serviceNetworkMembers(intent, serviceFamilies(service), {
+        networks: await read(maxAgeMs),
+        defaultNetworkId,
+        existingNetworkId,
+      });
+    let placed = await decide();
+    if (!placed.ok) placed = await decide(NETWORK_FRESH_MS);
+    if (!placed.ok) {
+      throw new WaitingForUser("SyncLoadBalancerFailed", placementMessage(placed), {
+        recheckAfterMs: NETWORK_RECHECK_MS,
+      });
+    }
+    return placed;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The end of a Service's load balancer: retiring its dedicated load balancer (when the Service is deleted, stops
+ * being served, or moves onto an edge) — one `DeletingLoadBalancer` and one delete, then the real load balancer is
+ * read again until it is gone — and, once nothing is left, the finalizer and status removed and `DeletedLoadBalancer`.
+ *
+ * @module
+ */
+import type { KubeWriteTarget } from "../kube/object_writes.ts";
+import { setServiceFinalizer, writeServiceIngress } from "../kube/service_writes.ts";
+import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
+import * as log from "../log.ts";
+import { loadBalancerLabels, loadBalancerName } from "../provider/load_balancer_names.ts";
+import { FINALIZER } from "../provider/service_plan.ts";
+import type { ReconcileResult } from "../runtime/work_queue.ts";
+import type { CloudCallSender } from "./cloud_call_executor.ts";
+import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
+import type { ProvisioningTracker } from "./provisioning_tracker.ts";
+import type { ServiceReporter } from "./service_reporter.ts";
+
+/** The dedicated load balancer of a Service: its key, labels and name. */
+export interface DedicatedLoadBalancer {
+  /** `<namespace>/<name>` of the Service. */
+  key: string;
+  /** Its two labels. */
+  labels: Record<string, string>;
+  /** Its name. */
+  name: string;
+}
+
+/** What the cleanup uses. */
+export interface ServiceCleanupOptions {
+  /** Where each Service's load balancer is. */
+  directory: LoadBalancerDirectory;
+  /** Stops waiting for a load balancer that goes. */
+  tracker: Pick<ProvisioningTracker, "untrack">;
+  /** The Service's events. */
+  reporter: ServiceReporter;
+  /** Sends (or, in a dry run, describes) the calls. */
+  send: CloudCallSender;
+  /** Where Kubernetes writes go. */
+  writes: KubeWriteTarget;
+  /** `--cluster-name`. */
+  clusterName: string;
+  /** Removes the Service's members from an edge it used. */
+  leaveEdge(service: SlimService, edgeId: string): Promise<void>;
+  /** Look again after this long while the load balancer is being deleted. */
+  deletePollMs: number;
+  /** Called once the Service's load balancer is gone, to forget what is kept about it. */
+  onGone(key: string): void;
+}
+
+/** The cleanup steps. */
+export class ServiceCleanup {
+  readonly #o: ServiceCleanupOptions;
+
+  /** Creates the steps. */
+  constructor(options: ServiceCleanupOptions) {
+    this.#o = options;
+  }
+
+  /** Retires the Service's dedicated load balancer; true while one exists (being deleted). */
+  async retireDedicated(service: SlimService, wanted: DedicatedLoadBalancer): Promise<boolean> {
+    const o = this.#o;
+    const found = await o.directory.find(wanted.key, {
+      labels: wanted.labels,
+      name: wanted.name,
+      mayExist: service.finalizers.includes(FINALIZER),
+    });
+    if (!found || found.unlabelled) return false;
+    o.tracker.untrack(wanted.key);
+    if (found.lb.state !== "deleting") {
+      o.reporter.service(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      await o.send(wanted.key, [{ operation: "delete_load_balancer", loadBalancer: { id: found.lb.id } }]);
+      if (!o.writes.dryRun) log.info(1, "deleting load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+    }
+    o.directory.invalidate(wanted.key);
+    return true;
+  }
+
+  /** One pass over a Service whose load balancer must go. */
+  async cleanup(service: SlimService): Promise<ReconcileResult> {
+    const o = this.#o;
+    const key = `${service.namespace}/${service.name}`;
+    try {
+      const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
+      if (recordedEdge) await o.leaveEdge(service, recordedEdge);
+      const retiring = await this.retireDedicated(service, {
+        key,
+        labels: loadBalancerLabels(o.clusterName, service.namespace, service.name),
+        name: loadBalancerName(o.clusterName, service.namespace, service.name),
+      });
+      if (retiring) return o.writes.dryRun ? undefined : { requeueAfterMs: o.deletePollMs };
+      await setServiceFinalizer(o.writes, service, FINALIZER, false);
+      if (!service.deletionTimestamp && service.ingress.length > 0) {
+        await writeServiceIngress(o.writes, service, null);
+      }
+    } catch (cause) {
+      throw o.reporter.failed(service, "delete", cause);
+    }
+    o.directory.forget(key);
+    o.onGone(key);
+    o.reporter.forget(service);
+    o.reporter.service(service, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+  }
+}
