@@ -5,7 +5,8 @@
  * @module
  */
 
-const SYSTEM_CA_FILES = [
+/** The trust store files tried in turn (Debian/Ubuntu/Alpine, Fedora/RHEL, macOS/BSD). */
+export const SYSTEM_CA_FILES: readonly string[] = [
   "/etc/ssl/certs/ca-certificates.crt",
   "/etc/pki/tls/certs/ca-bundle.crt",
   "/etc/ssl/cert.pem",

@@ -20,6 +20,10 @@ import type { CloudRequestBudget } from "./request_budget.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 import { causeChain } from "../error_text.ts";
 import { systemCaCertificates } from "../tls.ts";
+import { fixedToken, TokenFile, type TokenSource } from "./token_source.ts";
+
+/** The `reason` of a 401 answered to a token that has been replaced since: retried at once with the new token. */
+const TOKEN_ROTATED = "token_rotated";
 
 /** Retry limits. */
 export interface RetryPolicy {
@@ -45,8 +49,12 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 export interface TransportOptions {
   /** API base URL without trailing slash. */
   apiUrl: string;
-  /** API token. */
+  /** API token (the one read at start, when `tokenFile` is given). */
   token: string;
+  /** File the token was read from: read again when it changes, and on a 401 before the token counts as refused. */
+  tokenFile?: string;
+  /** Where the token comes from (tests); built from `token` and `tokenFile` otherwise. */
+  tokens?: TokenSource;
   /** PEM of extra CAs. */
   caBundle?: string;
   /** Per-request timeout, milliseconds (default 30 s). */
@@ -123,6 +131,7 @@ export class CloudTransport {
   readonly #options: TransportOptions;
   readonly #retry: RetryPolicy;
   readonly #client: Deno.HttpClient;
+  readonly #tokens: TokenSource;
   readonly #random: () => number;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** 401 on any call, cleared by any success. */
@@ -140,6 +149,8 @@ export class CloudTransport {
   constructor(options: TransportOptions) {
     this.#options = options;
     registerSecret(options.token);
+    this.#tokens = options.tokens ??
+      (options.tokenFile ? new TokenFile(options.tokenFile, options.token) : fixedToken(options.token));
     this.#retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.#random = options.random ?? Math.random;
     this.#sleep = options.sleep ?? abortableSleep;
@@ -205,13 +216,20 @@ export class CloudTransport {
     return this.#options.budget;
   }
 
-  /** Releases the TLS client. */
+  /** Where the token comes from: {@linkcode TokenSource.onChange} tells when it was rotated. */
+  get tokens(): TokenSource {
+    return this.#tokens;
+  }
+
+  /** Releases the TLS client and stops watching the token file. */
   close(): void {
+    this.#tokens.close();
     this.#client.close();
   }
 
   #retryable(spec: CallSpec<v.GenericSchema | undefined>, error: CloudApiError): boolean {
     if (error.kind === "rate_limited") return true;
+    if (error.reason === TOKEN_ROTATED) return true;
     if (error.reason === "idempotency_key_in_progress") return true;
     const safe = spec.method !== "POST" || spec.idempotent === true;
     if (!safe) return false;
@@ -239,7 +257,9 @@ export class CloudTransport {
         if (!(cause instanceof CloudApiError)) throw cause;
         const elapsed = performance.now() - started;
         if (!this.#retryable(spec, cause) || attempt >= this.#retry.maxAttempts || spec.signal?.aborted) throw cause;
-        const wait = cause.retryAfterMs !== undefined
+        const wait = cause.reason === TOKEN_ROTATED
+          ? 0
+          : cause.retryAfterMs !== undefined
           ? cause.retryAfterMs + Math.round(this.#random() * 250)
           : this.#backoff(attempt);
         if (elapsed + wait > this.#retry.maxElapsedMs) throw cause;
@@ -268,8 +288,9 @@ export class CloudTransport {
     const { operation } = spec;
     const url = new URL(this.#options.apiUrl + spec.path);
     for (const [key, value] of spec.query ?? []) url.searchParams.append(key, value);
+    const token = this.#tokens.current;
     const headers: Record<string, string> = {
-      "authorization": `Bearer ${this.#options.token}`,
+      "authorization": `Bearer ${token}`,
       "accept": "application/json, application/problem+json",
       "user-agent": USER_AGENT,
     };
@@ -300,8 +321,13 @@ export class CloudTransport {
     }
     this.#record(operation, String(response.status), started);
     this.#observeRateLimit(response.headers);
-    this.#observeCredentials(spec, response.status);
     const status = response.status;
+    // A 401 for a token that has since been replaced (or is replaced now, on reading the file again) is no verdict on
+    // the token in use: the request goes again at once with the new one.
+    if (status === 401 && (token !== this.#tokens.current || await this.#tokens.refresh())) {
+      throw new CloudApiError("unauthorized", { operation, status, reason: TOKEN_ROTATED });
+    }
+    this.#observeCredentials(spec, status);
     if (status >= 200 && status < 300) return this.#decode(spec, status, text);
     let problem: v.InferOutput<typeof ProblemSchema> | undefined;
     try {

@@ -101,6 +101,12 @@ export async function runExecPlugin(exec: ExecConfig): Promise<{ credential: Cre
       stderr: "piped",
     }).output();
   } catch (cause) {
+    if (cause instanceof Deno.errors.NotCapable) {
+      throw new Error(
+        `exec credential plugin ${exec.command} cannot be started: the controller runs without permission to start ` +
+          "processes; use a kubeconfig with a token or client certificate (systemd: write-kubeconfig.sh)",
+      );
+    }
     throw new Error(`exec credential plugin ${exec.command} could not start: ${(cause as Error).message}`);
   }
   if (!output.success) {

@@ -112,7 +112,13 @@ function decodeData(data: string, what: string, source: string): string {
 function readFileFor(path: string, what: string, source: string): string {
   try {
     return Deno.readTextFileSync(path);
-  } catch {
+  } catch (cause) {
+    if (cause instanceof Deno.errors.NotCapable) {
+      throw new KubeconfigError(
+        `${source}: ${what} ${path} is outside what the runtime may read: keep it under /etc/ankra-cloud-ccm, or ` +
+          "beside the kubeconfig given to the launcher (which allows that file's directory)",
+      );
+    }
     throw new KubeconfigError(`${source}: ${what} ${path} cannot be read`);
   }
 }
@@ -228,7 +234,10 @@ export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccoun
  * re-read from its file so bound tokens rotate.
  */
 export function inClusterConfig(
-  env: Record<string, string | undefined> = Deno.env.toObject(),
+  env: Record<string, string | undefined> = {
+    KUBERNETES_SERVICE_HOST: Deno.env.get("KUBERNETES_SERVICE_HOST"),
+    KUBERNETES_SERVICE_PORT: Deno.env.get("KUBERNETES_SERVICE_PORT"),
+  },
   dir = SERVICE_ACCOUNT_DIR,
 ): KubeConnectionConfig {
   const host = env.KUBERNETES_SERVICE_HOST;

@@ -4,6 +4,7 @@
  * @module
  */
 import { testControlPlane } from "./control_plane.ts";
+import { permissionFlagsFor } from "../../lib/runtime_permissions.ts";
 
 /** The controller's entry point. */
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -16,22 +17,33 @@ export interface Replica {
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<number>;
 }
 
+/** Options of {@linkcode startReplica}. */
+export interface ReplicaOptions {
+  /**
+   * Deno permissions: `launcher` (the default) those the release launcher gives for these arguments and variables
+   * (lib/runtime_permissions.ts), so the controller is tested as shipped; `all` for `--allow-all`.
+   */
+  permissions?: "launcher" | "all";
+}
+
 /**
  * Starts `main.ts` against the test control plane with `args` (after `--kubeconfig` and `--v=4`) and `env` (an
- * unreachable API and a dummy token unless given).
+ * unreachable API and a dummy token unless given; no dummy token when `env` names a token file).
  */
-export function startReplica(args: string[], env: Record<string, string> = {}): Replica {
+export function startReplica(args: string[], env: Record<string, string> = {}, options: ReplicaOptions = {}): Replica {
   const plane = testControlPlane();
+  const fullArgs = [`--kubeconfig=${plane.kubeconfigPath}`, "--v=4", ...args];
+  const fullEnv = {
+    ...(env.ANKRA_CLOUD_TOKEN_FILE ? {} : { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests" }),
+    ANKRA_CLOUD_API_URL: "https://127.0.0.1:1",
+    ...env,
+  };
+  const permissions = (options.permissions ?? "launcher") === "launcher"
+    ? [...permissionFlagsFor(fullArgs, fullEnv), "--no-prompt"]
+    : ["--allow-all"];
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      MAIN,
-      `--kubeconfig=${plane.kubeconfigPath}`,
-      "--v=4",
-      ...args,
-    ],
-    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests", ANKRA_CLOUD_API_URL: "https://127.0.0.1:1", ...env },
+    args: ["run", ...permissions, MAIN, ...fullArgs],
+    env: fullEnv,
     stdout: "piped",
     stderr: "piped",
     stdin: "null",

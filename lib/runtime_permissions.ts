@@ -1,0 +1,152 @@
+/**
+ * The Deno permissions the controller runs with, in one place: the release launcher (`scripts/build.sh` asks this
+ * module), the image's entrypoint (`scripts/image/ccm_image.ts` imports it), the `Containerfile`'s `ENTRYPOINT`,
+ * `deno task run` and the systemd unit (which runs the release launcher) all use {@linkcode PERMISSION_FLAGS};
+ * tests/runtime_permissions_test.ts checks that they agree.
+ *
+ * What the controller is given, and nothing else — no `--allow-run`, `--allow-write`, `--allow-ffi` or
+ * `--allow-import`:
+ *
+ * | Flag | For |
+ * | --- | --- |
+ * | `--allow-net` | HTTPS to the Ankra Cloud API and the Kubernetes API, and serving `/healthz`, `/readyz` and `/metrics` on `--secure-port`. Not narrowed to hosts: the API URL and the Kubernetes server are known only at run time (a variable, the kubeconfig's contents). |
+ * | `--allow-env=…` | exactly the variables the configuration reads ({@linkcode ENVIRONMENT_VARIABLES}) |
+ * | `--allow-read=…` | the system CA bundles, the in-cluster service account, the chart's credentials directory, the host's settings directory ({@linkcode READ_PATHS}); the release launcher adds the directory of each file named by a flag or variable ({@linkcode FILE_FLAGS}, {@linkcode FILE_VARIABLES}) |
+ * | `--allow-sys=hostname` | the host name: the Lease holder's identity, the node controllers' event source, the self-signed serving certificate |
+ *
+ * The `doctor` subcommand and `--version` run through the same launcher with the same permissions: the doctor reads
+ * and asks nothing more than the controller does.
+ *
+ * @module
+ */
+import { OPTIONS } from "./config/options.ts";
+import { SYSTEM_CA_FILES } from "./tls.ts";
+import { SERVICE_ACCOUNT_DIR } from "./kube/kubeconfig.ts";
+
+/** The chart's credentials volume: the token Secret (and the CA bundle) mounted there. */
+export const CHART_CREDENTIALS_DIR = "/etc/ankra-cloud";
+
+/** The host's settings directory (the systemd guide's token and kubeconfig; a hand-run container's mounts). */
+export const HOST_SETTINGS_DIR = "/etc/ankra-cloud-ccm";
+
+/** Every environment variable the controller reads: the configuration's and the in-cluster API server's. */
+export const ENVIRONMENT_VARIABLES: readonly string[] = [
+  ...Object.values(OPTIONS).flatMap((option) => "env" in option && option.env ? [option.env as string] : []),
+  "KUBERNETES_SERVICE_HOST",
+  "KUBERNETES_SERVICE_PORT",
+];
+
+/** Paths readable wherever the controller runs (a path allows everything below it). */
+export const READ_PATHS: readonly string[] = [
+  ...SYSTEM_CA_FILES,
+  SERVICE_ACCOUNT_DIR,
+  CHART_CREDENTIALS_DIR,
+  HOST_SETTINGS_DIR,
+];
+
+/** What the controller asks the operating system. */
+export const SYSTEM_INFO: readonly string[] = ["hostname"];
+
+/** The permission flags, in the order every launcher writes them. */
+export const PERMISSION_FLAGS: readonly string[] = [
+  "--allow-net",
+  `--allow-env=${ENVIRONMENT_VARIABLES.join(",")}`,
+  `--allow-read=${READ_PATHS.join(",")}`,
+  `--allow-sys=${SYSTEM_INFO.join(",")}`,
+];
+
+/**
+ * Flags naming a file the controller reads; the release launcher adds each one's directory to `--allow-read` (the
+ * directory: a Secret is swapped by a symlink beside the file, and a kubeconfig names its certificates relative to
+ * itself).
+ */
+export const FILE_FLAGS: readonly string[] = [
+  "kubeconfig",
+  "ankra-cloud-token-file",
+  "tls-cert-file",
+  "tls-private-key-file",
+];
+
+/** Variables naming a file the controller reads; the release launcher adds each one's directory, as for flags. */
+export const FILE_VARIABLES: readonly string[] = ["ANKRA_CLOUD_TOKEN_FILE", "ANKRA_CLOUD_CA_BUNDLE"];
+
+function directoryOf(path: string): string {
+  if (!path.includes("/")) return ".";
+  return path.slice(0, path.lastIndexOf("/")) || "/";
+}
+
+/**
+ * The directories the release launcher adds to `--allow-read` for a command line and environment: that of every
+ * file named by {@linkcode FILE_FLAGS} (`--name=value`, `--name value`, `-name`, `_` for `-`) or
+ * {@linkcode FILE_VARIABLES}, in the order found.
+ */
+export function namedFileDirectories(args: readonly string[], env: Record<string, string | undefined>): string[] {
+  const found: string[] = [];
+  let pending = false;
+  for (const arg of args) {
+    if (pending) {
+      if (arg) found.push(directoryOf(arg));
+      pending = false;
+      continue;
+    }
+    const match = /^--?([A-Za-z0-9_-]+)(=(.*))?$/.exec(arg);
+    if (!match || !FILE_FLAGS.includes(match[1].replaceAll("_", "-"))) continue;
+    if (match[2] === undefined) pending = true;
+    else if (match[3]) found.push(directoryOf(match[3]));
+  }
+  for (const name of FILE_VARIABLES) {
+    const value = env[name];
+    if (value) found.push(directoryOf(value));
+  }
+  return found;
+}
+
+/**
+ * The permission flags for one run: {@linkcode PERMISSION_FLAGS} with `--allow-read` extended by
+ * {@linkcode namedFileDirectories} — what the release launcher passes (tests that start `main.ts` use it too).
+ */
+export function permissionFlagsFor(args: readonly string[], env: Record<string, string | undefined>): string[] {
+  const extra = namedFileDirectories(args, env);
+  return PERMISSION_FLAGS.map((flag) =>
+    flag.startsWith("--allow-read=") && extra.length ? `${flag},${extra.join(",")}` : flag
+  );
+}
+
+/**
+ * The release launcher's POSIX sh lines that collect into `$read_dirs` (each with a leading comma) the directories
+ * {@linkcode namedFileDirectories} finds: the same rule, for a launcher that has only a shell. No external command
+ * is used (the launcher needs no `PATH`).
+ */
+export function launcherReadRule(): string {
+  const pattern = (name: string) => `--${name.replaceAll("-", "[-_]")}|-${name.replaceAll("-", "[-_]")}`;
+  const flags = FILE_FLAGS.map(pattern).join("|");
+  const valued = FILE_FLAGS.map((name) => pattern(name).split("|").map((f) => `${f}=*`).join("|")).join("|");
+  return [
+    "read_dirs=",
+    'allow_dir() { case "$1" in */*) d="${1%/*}"; read_dirs="$read_dirs,${d:-/}" ;; ?*) read_dirs="$read_dirs,." ;; esac; }',
+    "pending=",
+    'for arg in "$@"; do',
+    '  if [ -n "$pending" ]; then allow_dir "$arg"; pending=; continue; fi',
+    '  case "$arg" in',
+    `    ${valued}) allow_dir "\${arg#*=}" ;;`,
+    `    ${flags}) pending=1 ;;`,
+    "  esac",
+    "done",
+    ...FILE_VARIABLES.map((name) => `allow_dir "\${${name}:-}"`),
+  ].join("\n");
+}
+
+/** {@linkcode PERMISSION_FLAGS} as the release launcher writes them: `--allow-read` ends with `$read_dirs`. */
+export function launcherPermissionFlags(): string {
+  return PERMISSION_FLAGS.map((flag) => flag.startsWith("--allow-read=") ? `"${flag}$read_dirs"` : flag).join(" ");
+}
+
+/** Reads {@linkcode ENVIRONMENT_VARIABLES} (the only variables the process may read). */
+export function readEnvironment(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const name of ENVIRONMENT_VARIABLES) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
