@@ -24,6 +24,10 @@ export function annotationDocument(): string {
     "",
     "`spec.sessionAffinity: ClientIP` selects `balance: source` unless the `balance` annotation says otherwise.",
     "",
+    "`spec.externalTrafficPolicy: Local` needs no annotation: the members are the nodes holding a ready endpoint of",
+    "the Service (every node while none is ready). `spec.loadBalancerSourceRanges` is not enforced (Warning",
+    "`UnsupportedSetting`).",
+    "",
   ].join("\n");
 }
 

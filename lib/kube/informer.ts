@@ -12,7 +12,8 @@
 import * as log from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { abortableSleep } from "../runtime/abort.ts";
-import { isKubeError, type KubeClient } from "./client.ts";
+import type { KubeClient } from "./client.ts";
+import { isKubeError } from "./errors.ts";
 import { sameExceptVersion } from "./slim.ts";
 
 /** A change of one object in the store. */

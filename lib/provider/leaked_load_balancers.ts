@@ -1,0 +1,93 @@
+/**
+ * Which of this cluster's load balancers are leaked and may be deleted now: those whose Service is absent from two
+ * observations at least a drift period apart. An observation is one complete list of the cluster's load balancers
+ * taken while the Service store is synced; a load balancer of another cluster, one without a Service label, and one
+ * already being deleted are never candidates. Pure: time comes in as a number, the Service store as a predicate.
+ *
+ * @module
+ */
+import { CLUSTER_LABEL, SERVICE_LABEL } from "./load_balancer_names.ts";
+
+/** What the sweep reads of a listed load balancer. */
+export interface ListedLoadBalancer {
+  /** Id. */
+  id: string;
+  /** Name. */
+  name: string;
+  /** Labels. */
+  labels: Record<string, string>;
+  /** Life-cycle state (`provisioning`, `running`, `deleting`, …). */
+  state: string;
+}
+
+/** A load balancer whose Service is gone, and since when that was observed. */
+export interface LeakedLoadBalancer {
+  /** Id. */
+  id: string;
+  /** Name. */
+  name: string;
+  /** `<namespace>/<name>` of the Service it served. */
+  service: string;
+  /** When the Service was first observed absent (same clock as {@linkcode Observation.at}). */
+  absentSince: number;
+}
+
+/** One observation: a complete list of load balancers and the Service store at one moment. */
+export interface Observation {
+  /** Every load balancer the list returned (the list must have been complete). */
+  loadBalancers: readonly ListedLoadBalancer[];
+  /** True when the Service `<namespace>/<name>` is in the synced store. */
+  serviceExists(key: string): boolean;
+  /** When the observation was taken (milliseconds, any monotonic clock). */
+  at: number;
+}
+
+/** Options of {@linkcode planSweep}. */
+export interface SweepOptions {
+  /** `--cluster-name`: only load balancers with this cluster label are looked at. */
+  clusterName: string;
+  /** Least time between the first and the confirming observation of an absent Service (the drift period). */
+  confirmAfterMs: number;
+}
+
+/** What {@linkcode planSweep} decided. */
+export interface SweepPlan {
+  /** Load balancers to delete now. */
+  sweep: LeakedLoadBalancer[];
+  /** Load balancers whose Service is absent but not for long enough yet: id → first absent observation. */
+  pending: Map<string, LeakedLoadBalancer>;
+}
+
+const SERVICE_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** The Service key a load balancer belongs to, when it carries this cluster's labels (else undefined). */
+export function ownedService(lb: ListedLoadBalancer, clusterName: string): string | undefined {
+  if (lb.labels[CLUSTER_LABEL] !== clusterName) return undefined;
+  const service = lb.labels[SERVICE_LABEL];
+  return service && SERVICE_KEY.test(service) ? service : undefined;
+}
+
+/**
+ * Decides the sweep for `observation`, given what earlier observations left `pending`. A load balancer whose Service
+ * exists again, or that is no longer listed, leaves the pending set; one first seen without its Service now enters
+ * it; one pending since at least `confirmAfterMs` before this observation is swept.
+ */
+export function planSweep(
+  observation: Observation,
+  pending: ReadonlyMap<string, LeakedLoadBalancer>,
+  options: SweepOptions,
+): SweepPlan {
+  const sweep: LeakedLoadBalancer[] = [];
+  const next = new Map<string, LeakedLoadBalancer>();
+  for (const lb of observation.loadBalancers) {
+    const service = ownedService(lb, options.clusterName);
+    if (!service || lb.state === "deleting" || observation.serviceExists(service)) continue;
+    const earlier = pending.get(lb.id);
+    const leaked = earlier?.service === service
+      ? earlier
+      : { id: lb.id, name: lb.name, service, absentSince: observation.at };
+    if (observation.at - leaked.absentSince >= options.confirmAfterMs) sweep.push(leaked);
+    else next.set(lb.id, leaked);
+  }
+  return { sweep, pending: next };
+}

@@ -1,0 +1,60 @@
+/**
+ * `externalTrafficPolicy: Local`: such a Service is served only by the nodes that hold a ready endpoint of it, so
+ * traffic reaches a pod on the node it arrives at and the client address is kept. The Ankra API has no health-check
+ * port, but members are explicit: the member candidates are narrowed to those nodes before the usual member rules
+ * (eligibility, providerID, network, the member cap) apply.
+ *
+ * Never an empty backend because of this rule: when no candidate node holds a ready endpoint (none is ready at all,
+ * or the ready ones run on nodes that cannot be members: excluded, being removed, not Ankra servers), or before the EndpointSlices are known, every node stays a
+ * candidate, as for `Cluster`. Pure.
+ *
+ * @module
+ */
+import type { SlimNode, SlimService } from "../kube/slim.ts";
+import { classifyProviderId } from "./provider_id.ts";
+import { eligibleNodes, type ServiceIntent, serviceIntent, type ServicePlanOptions } from "./service_plan.ts";
+
+/** True when the Service asks for `externalTrafficPolicy: Local`. */
+export function isLocalTraffic(service: Pick<SlimService, "externalTrafficPolicy">): boolean {
+  return service.externalTrafficPolicy === "Local";
+}
+
+/**
+ * The nodes that may serve `service`: all of `nodes` for `Cluster`; for `Local`, those in `readyNodes` (node names
+ * holding a ready endpoint; undefined while unknown) — or all of `nodes` when that would leave no eligible node.
+ */
+export function trafficNodes(
+  service: Pick<SlimService, "externalTrafficPolicy">,
+  nodes: SlimNode[],
+  readyNodes: ReadonlySet<string> | undefined,
+): SlimNode[] {
+  if (!isLocalTraffic(service) || !readyNodes) return nodes;
+  const local = nodes.filter((node) => readyNodes.has(node.name));
+  const servable = eligibleNodes(local).some((node) => classifyProviderId(node.providerID) === "ours");
+  return servable ? local : nodes;
+}
+
+/** Options of {@linkcode servingIntent}: the plan's, and the nodes holding ready endpoints of the Service. */
+export interface ServingIntentOptions extends ServicePlanOptions {
+  /** Node names holding a ready endpoint of the Service; undefined while the EndpointSlices are not known. */
+  readyNodes?: ReadonlySet<string>;
+}
+
+/**
+ * {@linkcode serviceIntent} with the members of a Local Service narrowed by {@linkcode trafficNodes}; everything
+ * else (notices about the cluster's nodes, `noNodes`, pending nodes) is decided over all nodes, as for `Cluster`.
+ */
+export function servingIntent(service: SlimService, nodes: SlimNode[], options: ServingIntentOptions): ServiceIntent {
+  const { readyNodes, ...planOptions } = options;
+  const intent = serviceIntent(service, nodes, planOptions);
+  const serving = trafficNodes(service, nodes, readyNodes);
+  if (serving === nodes) return intent;
+  const narrowed = serviceIntent(service, serving, planOptions);
+  const membersNotice = narrowed.notices.find((notice) => notice.topic === "members");
+  return {
+    ...intent,
+    nodes: narrowed.nodes,
+    members: narrowed.members,
+    notices: intent.notices.map((notice) => notice.topic === "members" && membersNotice ? membersNotice : notice),
+  };
+}

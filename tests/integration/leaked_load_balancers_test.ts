@@ -1,0 +1,188 @@
+/**
+ * Leaked load balancers end to end: the real kube-apiserver, the Ankra Cloud simulator, the service controller and
+ * the sweeper in-process (short periods), and the controller binary for the flag and the dry run.
+ */
+import assert from "node:assert/strict";
+import { testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { startReplica, stop } from "../support/controller_process.ts";
+import { kubeOk } from "../support/kube_http.ts";
+import { moreReads } from "../support/cloud_passes.ts";
+import { eventually } from "../support/eventually.ts";
+import {
+  createNodes,
+  createService,
+  deleteNodes,
+  deleteService,
+  getService,
+  ingressIps,
+  NS,
+  serviceExists,
+} from "../support/service_fixtures.ts";
+import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
+import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/simulator.ts";
+import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/load_balancer_sweeper.ts";
+import { loadBalancerLabels } from "../../lib/provider/load_balancer_names.ts";
+import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
+
+const SWEEP_PERIOD_MS = 1_500;
+
+/** Creates a load balancer in the simulator with `labels`, as another controller or a person would. */
+async function createLoadBalancer(cloud: TestCloud, name: string, labels: Record<string, string>): Promise<string> {
+  const { loadBalancer } = await cloud.client.createLoadBalancer({
+    zone: "de-fsn1",
+    name,
+    network_id: "net-1",
+    labels,
+    public_ipv4: false,
+  });
+  return loadBalancer.id;
+}
+
+/** Runs a sweeper over the harness's Services; its passes are recorded with the time they ended. */
+function startSweeper(env: Pick<RunningServiceController, "cloud" | "services">) {
+  const passes: (SweepPass & { atMs: number })[] = [];
+  const metrics = new MetricsRegistry();
+  const sweeper = new LoadBalancerSweeper({
+    cloud: env.cloud.client,
+    services: env.services,
+    clusterName: "test",
+    periodMs: SWEEP_PERIOD_MS,
+    metrics,
+    onPass: (pass) => passes.push({ ...pass, atMs: performance.now() }),
+  });
+  const stopper = new AbortController();
+  const running = sweeper.run(stopper.signal);
+  return {
+    passes,
+    metrics,
+    async [Symbol.asyncDispose]() {
+      stopper.abort();
+      await running;
+    },
+  };
+}
+
+Deno.test("a Service deleted without its finalizer loses its load balancer at the second observation, not before", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("leak");
+  await createService(name);
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, "an address");
+    const [leakedId] = [...sim.loadBalancers.items.keys()];
+    const otherCluster = await createLoadBalancer(env.cloud, "k8s-staging-default-web", {
+      ...loadBalancerLabels("staging", NS, name),
+    });
+    const unlabelled = await createLoadBalancer(env.cloud, `k8s-test-${NS}-${name}-copy`, {});
+    // While the controller is down, someone strips the finalizer and deletes the Service.
+    await env.stopController();
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
+      body: { metadata: { finalizers: null } },
+    });
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 10_000, "Service gone");
+    await eventually(() => env.services.store.get(`${NS}/${name}`) === undefined, 10_000, "store without it");
+    const deletedAt = performance.now();
+    env.startController();
+    await using sweeper = startSweeper(env);
+    await eventually(() => sweeper.passes.some((p) => p.swept.includes(leakedId)), 15_000, "the leak swept");
+    const first = sweeper.passes.find((p) => p.observed)!;
+    const sweep = sweeper.passes.find((p) => p.swept.includes(leakedId))!;
+    assert.equal(first.pending, 1, "the first observation only notes the absent Service");
+    assert.deepEqual(first.swept, []);
+    assert.ok(
+      sweep.atMs - first.atMs >= SWEEP_PERIOD_MS - 50,
+      `swept ${(sweep.atMs - first.atMs).toFixed(0)} ms after the first observation`,
+    );
+    await eventually(() => !sim.loadBalancers.items.has(leakedId), 10_000, "the leaked load balancer deleted");
+    assert.ok(sim.loadBalancers.items.has(otherCluster), "another cluster's load balancer survives");
+    assert.ok(sim.loadBalancers.items.has(unlabelled), "an unlabelled load balancer survives");
+    assert.match(sweeper.metrics.render(), /ankra_ccm_leaked_load_balancers_swept_total 1/);
+    console.log(
+      `sweep timings: first observation ${(first.atMs - deletedAt).toFixed(0)} ms after the deletion, swept ` +
+        `${(sweep.atMs - first.atMs).toFixed(0)} ms later (period ${SWEEP_PERIOD_MS} ms)`,
+    );
+    // Later passes leave the survivors alone.
+    const passes = sweeper.passes.length;
+    await eventually(() => sweeper.passes.length >= passes + 2, 10_000, "two more passes");
+    assert.ok(sim.loadBalancers.items.has(otherCluster) && sim.loadBalancers.items.has(unlabelled));
+  } finally {
+    await deleteService(name);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("nothing is swept while the Ankra Cloud API fails; the sweep resumes with two fresh observations", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const leakedId = await createLoadBalancer(env.cloud, "k8s-test-default-gone", loadBalancerLabels("test", NS, "gone"));
+  sim.faults.add({ operation: "*", status: 503, reason: "outage", times: 0 });
+  try {
+    await using sweeper = startSweeper(env);
+    await eventually(() => sweeper.passes.length >= 3, 15_000, "three passes during the outage");
+    assert.ok(sweeper.passes.every((p) => !p.observed && p.swept.length === 0), "no observation, no sweep");
+    assert.match(sweeper.passes[0].reason!, /list of load balancers failed/);
+    assert.ok(sim.loadBalancers.items.has(leakedId), "the load balancer survives the outage");
+    sim.faults.clear();
+    const endedAt = performance.now();
+    await eventually(() => !sim.loadBalancers.items.has(leakedId), 15_000, "swept after the outage");
+    const observed = sweeper.passes.filter((p) => p.observed);
+    assert.ok(observed.length >= 2, "two observations after the outage ended");
+    console.log(`after the outage: swept ${(performance.now() - endedAt).toFixed(0)} ms after the API came back`);
+  } finally {
+    sim.faults.clear();
+  }
+});
+
+Deno.test("the controller binary sweeps a leak by default, only reports it in a dry run, and not with the flag off", async () => {
+  await using cloud = await startTestCloud();
+  const sim = cloud.simulator.sim;
+  const cluster = uniqueName("sweep");
+  const leakedId = await createLoadBalancer(
+    cloud,
+    `k8s-${cluster}-default-gone`,
+    loadBalancerLabels(cluster, NS, "gone"),
+  );
+  const env = { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url };
+  const args = (extra: string[]) => [
+    `--cluster-name=${cluster}`,
+    `--leader-elect-resource-name=${cluster}`,
+    "--load-balancer-drift-period=1s",
+    "--server-list-period=1s",
+    "--controllers=*",
+    ...extra,
+  ];
+  // Flag off: three drift periods pass (the shared server list runs once a second) and the leak stays.
+  const off = startReplica(args(["--sweep-leaked-load-balancers=false"]), env);
+  try {
+    await moreReads(sim, { operation: "list_servers" }, { count: 4, timeoutMs: 30_000 });
+    assert.ok(sim.loadBalancers.items.has(leakedId), "with the flag off nothing is swept");
+    assert.ok(!off.lines.some((l) => /leaked/.test(l.text)), "and nothing is said about it");
+  } finally {
+    await stop(off);
+  }
+  // Dry run: reported, never deleted.
+  const dry = startReplica(args(["--dry-run"]), env);
+  try {
+    await dry.waitFor(/dry run: would delete leaked load balancer/, 30_000);
+    assert.ok(sim.loadBalancers.items.has(leakedId), "a dry run deletes nothing");
+    assert.equal(sim.count("delete_load_balancer"), 0);
+  } finally {
+    await stop(dry);
+  }
+  // Default: swept, with an INFO line naming it.
+  const on = startReplica(args([]), env);
+  try {
+    const listsBefore = sim.count("list_load_balancers");
+    await on.waitFor(/deleted leaked load balancer/, 30_000);
+    const line = on.lines.find((l) => /deleted leaked load balancer/.test(l.text))!.text;
+    assert.match(line, new RegExp(leakedId));
+    assert.match(line, /default\/gone/);
+    assert.ok(!line.includes(TEST_TOKEN));
+    assert.ok(sim.count("list_load_balancers") > listsBefore);
+    await eventually(() => !sim.loadBalancers.items.has(leakedId), 10_000, "deleted");
+  } finally {
+    await stop(on);
+  }
+});
