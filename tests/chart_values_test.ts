@@ -9,7 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
-import { ConfigError, resolveCommand } from "../lib/config.ts";
+import { resolveCommand } from "../lib/config.ts";
+import { ConfigError } from "../lib/config/config_error.ts";
 import { TEST_TOKEN } from "./support/simulator.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -87,7 +88,12 @@ Deno.test("every value of the chart and of the Go chart 0.1.1 is declared in the
   assertDeclared(goValues, schema, "");
   const goKeys = JSON.stringify(Object.keys(goValues).sort());
   const added = Object.keys(chartValues).filter((key) => !(key in goValues));
-  assert.deepEqual(added, ["metricsAuthorization"], `the chart adds only metricsAuthorization to ${goKeys}`);
+  const observability = ["podAnnotations", "podLabels", "extraEnv", "podDisruptionBudget", "metrics", "dashboard"];
+  assert.deepEqual(
+    added,
+    ["metricsAuthorization", ...observability],
+    `the chart adds only metricsAuthorization and the observability opt-ins to ${goKeys}`,
+  );
   for (const [path, value] of [["replicas", 1], ["clusterName", "kubernetes"], ["logVerbosity", 2]] as const) {
     assert.ok(schemaAccepts(path, value), `${path}=${value}`);
   }
