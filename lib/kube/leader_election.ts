@@ -10,7 +10,8 @@
  * @module
  */
 import * as log from "../log.ts";
-import { isKubeError, type KubeClient } from "./client.ts";
+import type { KubeClient } from "./client.ts";
+import { isKubeError } from "./errors.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 

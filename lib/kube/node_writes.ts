@@ -9,7 +9,7 @@
  * @module
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
-import { isKubeError } from "./client.ts";
+import { isKubeError } from "./errors.ts";
 import { describedInDryRun, type KubeWriteTarget, type ObjectChange, updateObject } from "./object_writes.ts";
 import type { NodeAddress, SlimNode, Taint } from "./slim.ts";
 

@@ -7,7 +7,8 @@
  */
 import { abortableSleep } from "../runtime/abort.ts";
 import type { DryRunReport, PlannedAction } from "../runtime/dry_run.ts";
-import { isKubeError, type KubeClient } from "./client.ts";
+import type { KubeClient } from "./client.ts";
+import { isKubeError } from "./errors.ts";
 
 /** Where writes go: the API server, or (in a dry run) the report. */
 export interface KubeWriteTarget {

@@ -8,7 +8,7 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import { isKubeError } from "./client.ts";
+import { isKubeError } from "./errors.ts";
 import { describedInDryRun, type KubeWriteTarget, updateObject } from "./object_writes.ts";
 import { EDGE_IN_USE_ANNOTATION } from "./slim.ts";
 

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { parseGoBoolean } from "../go_syntax.ts";
 
 /** The settings a Service asks for. */
 export interface LoadBalancerSettings {
@@ -70,15 +71,7 @@ export interface AnnotationSpec {
 /** The annotation prefix. */
 export const PREFIX = "load-balancer.ankra.cloud/";
 
-const BOOLEAN_TRUE = ["1", "t", "T", "TRUE", "true", "True"];
-const BOOLEAN_FALSE = ["0", "f", "F", "FALSE", "false", "False"];
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-function goBoolean(value: string): boolean | undefined {
-  if (BOOLEAN_TRUE.includes(value)) return true;
-  if (BOOLEAN_FALSE.includes(value)) return false;
-  return undefined;
-}
 
 function integer(text: string, min: number, max: number): number | undefined {
   if (!/^[+-]?\d+$/.test(text)) return undefined;
@@ -115,7 +108,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     default: "false",
     meaning: "give the load balancer the paid public IPv4 address; honoured when it is created",
     read(value, settings) {
-      const parsed = goBoolean(value);
+      const parsed = parseGoBoolean(value);
       if (parsed === undefined) return "must be true or false";
       settings.ipv4 = parsed;
     },
@@ -249,7 +242,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     default: "false",
     meaning: "plain frontends answer with a redirect to HTTPS; needs protocol http",
     read(value, settings) {
-      const parsed = goBoolean(value);
+      const parsed = parseGoBoolean(value);
       if (parsed === undefined) return "must be true or false";
       settings.redirectHttpToHttps = parsed;
     },

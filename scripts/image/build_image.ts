@@ -9,10 +9,11 @@
  * 2. the Deno runtime (changes with the Deno version only);
  * 3. the controller bundle and its empty DENO_DIR (changes with every release).
  *
- * Everything is deterministic: layers are sorted ustar with one mtime (SOURCE_DATE_EPOCH: the environment's, else
- * the last commit's time, else 2024-01-01) and 0:0 owners (65532 for /home/nonroot), gzip'd with `gzip -n`; JSON
- * documents have sorted keys. Two builds from the same sources and the same Debian packages give the same index
- * digest. Push it with `skopeo copy --all --preserve-digests oci:dist/image:<version> docker://<registry>/…`.
+ * Everything is deterministic: layers are GNU tar archives sorted by name with one mtime (SOURCE_DATE_EPOCH: the
+ * environment's, else the last commit's time, else 2024-01-01) and 0:0 owners (65532 for /home/nonroot), gzip'd
+ * with `gzip -n` (`layer_tar.ts`); JSON documents have sorted keys. Two builds from the same sources and the same
+ * Debian packages give the same index digest. Push it with
+ * `skopeo copy --all --preserve-digests oci:dist/image:<version> docker://<registry>/…`.
  *
  * @module
  */
@@ -35,7 +36,8 @@ import {
   type DebianPackage,
   packageList,
 } from "./debian_base.ts";
-import { collectEntries, type LayerBlob, writeGzipLayer } from "./layer_tar.ts";
+import { type LayerBlob, type OwnerOverrides, writeGzipLayer } from "./layer_tar.ts";
+import { runTool } from "./run_tool.ts";
 import {
   ANNOTATION_REF_NAME,
   blobDirectory,
@@ -109,13 +111,6 @@ async function output(command: string, args: string[], cwd = ROOT): Promise<stri
   }
 }
 
-async function run(command: string, args: string[]): Promise<void> {
-  const result = await new Deno.Command(command, { args, stdout: "null", stderr: "piped" }).output();
-  if (!result.success) {
-    throw new Error(`${command} ${args.join(" ")} failed: ${new TextDecoder().decode(result.stderr).trim()}`);
-  }
-}
-
 /** SOURCE_DATE_EPOCH from the environment, else the last commit's time, else 2024-01-01 (as scripts/build.sh). */
 export async function sourceDateEpoch(): Promise<number> {
   const fromEnv = Deno.env.get("SOURCE_DATE_EPOCH");
@@ -138,9 +133,7 @@ async function stageTree(dir: string, files: [path: string, source: string | und
       await Deno.copyFile(source, target);
     }
   }
-  for (const entry of await collectEntries(dir)) {
-    if (entry.type === "directory") await Deno.chmod(`${dir}/${entry.path}`, 0o755);
-  }
+  await runTool("find", [dir, "-mindepth", "1", "-type", "d", "-exec", "chmod", "0755", "{}", "+"]);
   for (const [path, , mode] of files) await Deno.chmod(`${dir}${path}`, mode);
 }
 
@@ -149,7 +142,7 @@ interface PreparedPlatform {
   platform: Platform;
   debianPackages: DebianPackage[];
   denoVersion: string;
-  trees: { dir: string; owners?: Record<string, [number, number]>; createdBy: string }[];
+  trees: { dir: string; owners?: OwnerOverrides; createdBy: string }[];
 }
 
 async function preparePlatform(
@@ -167,7 +160,7 @@ async function preparePlatform(
   }
   const release = `${work}/release-${architecture}`;
   await Deno.mkdir(release, { recursive: true });
-  await run("tar", ["-xzf", tarball, "-C", release]);
+  await runTool("tar", ["-xzf", tarball, "-C", release]);
   const lib = `${release}/${name}/lib/ankra-cloud-ccm`;
   const launcher = await Deno.readTextFile(`${release}/${name}/bin/ankra-cloud-ccm`);
   const denoVersion = launcher.match(/Deno runtime \(([^)]+)\)/)?.[1];
@@ -195,20 +188,32 @@ async function preparePlatform(
   };
 }
 
-async function writePlatform(
-  prepared: PreparedPlatform,
-  layout: string,
-  facts: { revision: string; sourceDateEpoch: number },
-): Promise<PlatformImage> {
-  const layers: LayerBlob[] = [];
-  for (const tree of prepared.trees) {
-    const entries = await collectEntries(tree.dir, { owners: tree.owners });
-    layers.push(await writeGzipLayer(entries, blobDirectory(layout), { mtime: facts.sourceDateEpoch }));
-  }
+/** Where the sources of a build stand: the commit and its time. */
+export interface SourceFacts {
+  /** Git commit of the sources, or `unknown`. */
+  revision: string;
+  /** SOURCE_DATE_EPOCH, seconds. */
+  sourceDateEpoch: number;
+}
+
+/** What one platform's image configuration is made of. */
+export interface ImageConfigParts {
+  /** The platform. */
+  platform: Platform;
+  /** Diff IDs of the layers, bottom first, each with the history line that made it. */
+  layers: { diffId: string; createdBy: string }[];
+  /** `name=version …` of the base's Debian packages. */
+  debianPackages: string;
+  /** Version of the Deno runtime. */
+  denoVersion: string;
+}
+
+/** The OCI image configuration of one platform: {@linkcode VERSION}'s labels, the entrypoint, env, user and port. */
+export function imageConfig(parts: ImageConfigParts, facts: SourceFacts): Record<string, unknown> {
   const created = rfc3339(facts.sourceDateEpoch);
-  const config = await writeJsonBlob(layout, MEDIA_TYPE_CONFIG, {
+  return {
     created,
-    ...prepared.platform,
+    ...parts.platform,
     config: {
       User: USER,
       ExposedPorts: { [EXPOSED_PORT]: {} },
@@ -219,13 +224,57 @@ async function writePlatform(
         version: VERSION,
         revision: facts.revision,
         sourceDateEpoch: facts.sourceDateEpoch,
-        debianPackages: packageList(prepared.debianPackages),
-        denoVersion: prepared.denoVersion,
+        debianPackages: parts.debianPackages,
+        denoVersion: parts.denoVersion,
       }),
     },
-    rootfs: { type: "layers", diff_ids: layers.map((layer) => layer.diffId) },
-    history: prepared.trees.map((tree) => ({ created, created_by: tree.createdBy })),
+    rootfs: { type: "layers", diff_ids: parts.layers.map((layer) => layer.diffId) },
+    history: parts.layers.map((layer) => ({ created, created_by: layer.createdBy })),
+  };
+}
+
+/**
+ * Writes the image index of the platform `manifests` into `layout` and tags it {@linkcode VERSION} in the layout's
+ * `index.json` (what `skopeo copy oci:<layout>:<version>` and the chart's default image tag resolve).
+ */
+export async function writeImageIndex(
+  layout: string,
+  manifests: Descriptor[],
+  facts: SourceFacts,
+): Promise<Descriptor> {
+  const index = await writeJsonBlob(layout, MEDIA_TYPE_INDEX, {
+    schemaVersion: 2,
+    mediaType: MEDIA_TYPE_INDEX,
+    manifests,
+    annotations: {
+      "org.opencontainers.image.created": rfc3339(facts.sourceDateEpoch),
+      "org.opencontainers.image.revision": facts.revision,
+      "org.opencontainers.image.source": "https://github.com/ankraio/ankra-cloud-ccm",
+      "org.opencontainers.image.title": "ankra-cloud-ccm",
+      "org.opencontainers.image.version": VERSION,
+    },
   });
+  await writeLayoutIndex(layout, [{ ...index, annotations: { [ANNOTATION_REF_NAME]: VERSION } }]);
+  return index;
+}
+
+async function writePlatform(prepared: PreparedPlatform, layout: string, facts: SourceFacts): Promise<PlatformImage> {
+  const layers: LayerBlob[] = [];
+  for (const tree of prepared.trees) {
+    layers.push(
+      await writeGzipLayer(tree.dir, blobDirectory(layout), { mtime: facts.sourceDateEpoch, owners: tree.owners }),
+    );
+  }
+  const config = await writeJsonBlob(
+    layout,
+    MEDIA_TYPE_CONFIG,
+    imageConfig({
+      platform: prepared.platform,
+      layers: layers.map((layer, i) => ({ diffId: layer.diffId, createdBy: prepared.trees[i].createdBy })),
+      debianPackages: packageList(prepared.debianPackages),
+      denoVersion: prepared.denoVersion,
+    }, facts),
+  );
   const manifest = await writeJsonBlob(layout, MEDIA_TYPE_MANIFEST, {
     schemaVersion: 2,
     mediaType: MEDIA_TYPE_MANIFEST,
@@ -258,19 +307,10 @@ export async function buildImage(options: BuildImageOptions): Promise<ImageBuild
     const platforms = await Promise.all(
       prepared.map((p) => writePlatform(p, options.out, { revision, sourceDateEpoch: epoch })),
     );
-    const index = await writeJsonBlob(options.out, MEDIA_TYPE_INDEX, {
-      schemaVersion: 2,
-      mediaType: MEDIA_TYPE_INDEX,
-      manifests: platforms.map((p) => p.manifest),
-      annotations: {
-        "org.opencontainers.image.created": rfc3339(epoch),
-        "org.opencontainers.image.revision": revision,
-        "org.opencontainers.image.source": "https://github.com/ankraio/ankra-cloud-ccm",
-        "org.opencontainers.image.title": "ankra-cloud-ccm",
-        "org.opencontainers.image.version": VERSION,
-      },
+    const index = await writeImageIndex(options.out, platforms.map((p) => p.manifest), {
+      revision,
+      sourceDateEpoch: epoch,
     });
-    await writeLayoutIndex(options.out, [{ ...index, annotations: { [ANNOTATION_REF_NAME]: VERSION } }]);
     return { layout: options.out, tag: VERSION, index, platforms, sourceDateEpoch: epoch };
   } finally {
     await Deno.remove(work, { recursive: true });

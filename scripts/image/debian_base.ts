@@ -11,6 +11,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { runTool } from "./run_tool.ts";
 
 /** A Debian architecture this image is built for. */
 export type DebianArchitecture = "amd64" | "arm64";
@@ -60,24 +61,6 @@ export const BASE_OWNERS: Record<string, [number, number]> = {
   "home/nonroot": [NONROOT.uid, NONROOT.gid],
 };
 
-async function run(command: string, args: string[], options: { cwd?: string } = {}): Promise<string> {
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command(command, { args, cwd: options.cwd, stdout: "piped", stderr: "piped" }).output();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Error(`${command} is not installed: the image is built from Debian packages (apt-get, dpkg-deb)`);
-    }
-    throw error;
-  }
-  if (!output.success) {
-    throw new Error(
-      `${command} ${args.join(" ")} failed: ${new TextDecoder().decode(output.stderr).trim()}`,
-    );
-  }
-  return new TextDecoder().decode(output.stdout);
-}
-
 /** Parses `apt-cache show` / `dpkg-deb -f` output into one field map per paragraph. */
 function controlParagraphs(text: string): Record<string, string>[] {
   const paragraphs: Record<string, string>[] = [];
@@ -110,7 +93,7 @@ function aptSpec(recipe: PackageRecipe, architecture: DebianArchitecture): strin
 /** apt's candidate of every recipe for `architecture`, in one `apt-cache show` (each call takes about a second). */
 async function candidates(architecture: DebianArchitecture): Promise<Map<string, Record<string, string>>> {
   const specs = RECIPES.map((recipe) => aptSpec(recipe, architecture));
-  const text = await run("apt-cache", ["show", "--no-all-versions", ...specs]);
+  const text = await runTool("apt-cache", ["show", "--no-all-versions", ...specs]);
   const found = new Map<string, Record<string, string>>();
   for (const fields of controlParagraphs(text)) {
     const recipe = RECIPES.find((r) => r.name === fields.Package);
@@ -128,16 +111,16 @@ async function candidates(architecture: DebianArchitecture): Promise<Map<string,
 export async function aptCandidates(architecture: DebianArchitecture): Promise<Map<string, Record<string, string>>> {
   const known = await candidates(architecture).catch(() => new Map<string, Record<string, string>>());
   if (known.size === RECIPES.length) return known;
-  const native = (await run("dpkg", ["--print-architecture"])).trim();
-  const foreign = (await run("dpkg", ["--print-foreign-architectures"])).split("\n").map((s) => s.trim());
+  const native = (await runTool("dpkg", ["--print-architecture"])).trim();
+  const foreign = (await runTool("dpkg", ["--print-foreign-architectures"])).split("\n").map((s) => s.trim());
   const addArchitecture = native !== architecture && !foreign.includes(architecture);
   const steps = `${addArchitecture ? `dpkg --add-architecture ${architecture} && ` : ""}apt-get update`;
   if (Deno.uid() !== 0) {
     throw new Error(`apt does not know the ${architecture} base packages: run \`${steps}\` as root`);
   }
   console.error(`image: ${steps} (apt does not know the ${architecture} base packages yet)`);
-  if (addArchitecture) await run("dpkg", ["--add-architecture", architecture]);
-  await run("apt-get", ["update", "-qq"]);
+  if (addArchitecture) await runTool("dpkg", ["--add-architecture", architecture]);
+  await runTool("apt-get", ["update", "-qq"]);
   const found = await candidates(architecture);
   const missing = RECIPES.filter((recipe) => !found.has(recipe.name)).map((recipe) => aptSpec(recipe, architecture));
   if (missing.length > 0) {
@@ -161,7 +144,7 @@ async function downloadPackage(
   const file = `${cacheDir}/${filename.split("/").pop()}`;
   if (await fileSha256(file) !== sha256) {
     // apt checks the download against the signed index; the sandbox user is root because the cache is root's.
-    await run("apt-get", ["download", "-qq", "-o", "APT::Sandbox::User=root", `${spec}=${version}`], {
+    await runTool("apt-get", ["download", "-qq", "-o", "APT::Sandbox::User=root", `${spec}=${version}`], {
       cwd: cacheDir,
     });
     const actual = await fileSha256(file);
@@ -240,7 +223,7 @@ export async function buildDebianBase(
     const downloaded = await downloadPackage(recipe, architecture, available.get(recipe.name), options.cacheDir);
     const unpacked = `${options.workDir}/deb-${recipe.name}-${architecture}`;
     await Deno.mkdir(unpacked, { recursive: true });
-    await run("dpkg-deb", ["-x", downloaded.file, unpacked]);
+    await runTool("dpkg-deb", ["-x", downloaded.file, unpacked]);
     const docDir = `usr/share/doc/${recipe.name}`;
     for (const path of await listTree(unpacked)) {
       const info = await Deno.lstat(`${unpacked}/${path}`);
@@ -254,7 +237,7 @@ export async function buildDebianBase(
       await Deno.mkdir(`${root}/etc/ssl/certs`, { recursive: true });
       await Deno.writeTextFile(`${root}/etc/ssl/certs/ca-certificates.crt`, await caBundle(unpacked));
     }
-    const control = (await run("dpkg-deb", ["-f", downloaded.file])).trimEnd();
+    const control = (await runTool("dpkg-deb", ["-f", downloaded.file])).trimEnd();
     await Deno.mkdir(`${root}/var/lib/dpkg/status.d`, { recursive: true });
     await Deno.writeTextFile(`${root}/var/lib/dpkg/status.d/${recipe.name}`, `${control}\n`);
     packages.push(downloaded.package);

@@ -1,17 +1,15 @@
 /**
  * Turns one platform of an image in an OCI layout into an OCI runtime bundle — `rootfs/` plus a `config.json` for
- * `crun`/`runc` — without a container engine (what `umoci unpack` does, for the images `build_image.ts` makes):
+ * `runc`/`crun` — with skopeo (which picks the platform out of the index) and umoci (which checks every blob against
+ * its digest and applies the layers in order, owners kept when run as root, whiteouts applied):
  *
  *     deno run -A scripts/image/unpack_image.ts --layout=dist/image --architecture=amd64 BUNDLE_DIR [-- ARGS…]
- *     crun run --bundle BUNDLE_DIR ccm
- *
- * Layers are checked against their digests and extracted in order with GNU tar as root (owners kept). Whiteout
- * files are refused: these images have none.
+ *     runc run --bundle BUNDLE_DIR ccm
  *
  * @module
  */
-import { createHash } from "node:crypto";
-import { blobPath, type Descriptor, findReference, readJsonBlob } from "./oci_layout.ts";
+import { type Descriptor, findReference, readJsonBlob } from "./oci_layout.ts";
+import { runTool } from "./run_tool.ts";
 
 /** The parts of an OCI image configuration a runtime bundle needs. */
 export interface ImageConfig {
@@ -51,18 +49,11 @@ export interface BindMount {
   destination: string;
 }
 
-async function fileDigest(file: string): Promise<string> {
-  const hash = createHash("sha256");
-  using handle = await Deno.open(file);
-  for await (const chunk of handle.readable) hash.update(chunk);
-  return `sha256:${hash.digest("hex")}`;
-}
-
 /**
- * Unpacks the `architecture` image of the index tagged `ref` in `layout` into `bundle/rootfs` (which must not exist
- * yet).
+ * Unpacks the `architecture` image of the index tagged `ref` in `layout` into `bundle/rootfs` (`bundle` must not
+ * exist yet). Without root, umoci unpacks rootless (every file then belongs to the caller).
  *
- * @throws when the layout lacks the tag or the platform, a blob's digest is wrong, or a layer holds a whiteout.
+ * @throws when the layout lacks the tag or the platform, a blob's digest is wrong, or skopeo/umoci are missing.
  */
 export async function unpackImage(
   layout: string,
@@ -70,39 +61,48 @@ export async function unpackImage(
   options: { ref: string; architecture: string },
 ): Promise<UnpackedImage> {
   const top = await findReference(layout, options.ref);
-  let manifestDescriptor = top;
+  let manifest = top;
   if (top.mediaType === "application/vnd.oci.image.index.v1+json") {
     const index = await readJsonBlob<{ manifests: Descriptor[] }>(layout, top.digest);
     const found = index.manifests.find((m) =>
       m.platform?.os === "linux" && m.platform.architecture === options.architecture
     );
     if (!found) throw new Error(`${layout} ${options.ref} has no linux/${options.architecture} image`);
-    manifestDescriptor = found;
+    manifest = found;
   }
-  const manifest = await readJsonBlob<{ config: Descriptor; layers: Descriptor[] }>(layout, manifestDescriptor.digest);
-  const config = await readJsonBlob<ImageConfig>(layout, manifest.config.digest);
-  const rootfs = `${bundle}/rootfs`;
-  await Deno.mkdir(rootfs, { recursive: true });
-  for (const layer of manifest.layers) {
-    const file = blobPath(layout, layer.digest);
-    const actual = await fileDigest(file);
-    if (actual !== layer.digest) throw new Error(`layer ${layer.digest} in ${layout} has digest ${actual}`);
-    const listing = await new Deno.Command("tar", { args: ["-tzf", file], stdout: "piped", stderr: "piped" }).output();
-    if (!listing.success) {
-      throw new Error(`tar cannot read layer ${layer.digest}: ${new TextDecoder().decode(listing.stderr)}`);
+  const { config } = await readJsonBlob<{ config: Descriptor }>(layout, manifest.digest);
+  const imageConfig = await readJsonBlob<ImageConfig>(layout, config.digest);
+  // umoci unpacks a tag that names one manifest: skopeo copies this platform's out of the index, blobs unchanged.
+  const single = await Deno.makeTempDir({ prefix: "ccm-unpack-" });
+  try {
+    await runTool("skopeo", [
+      "copy",
+      "--quiet",
+      "--preserve-digests",
+      "--override-os=linux",
+      `--override-arch=${options.architecture}`,
+      `oci:${layout}:${options.ref}`,
+      `oci:${single}:${options.ref}`,
+    ]);
+    const picked = await findReference(single, options.ref);
+    if (picked.digest !== manifest.digest) {
+      throw new Error(
+        `skopeo picked ${picked.digest} for linux/${options.architecture}, the index names ` +
+          `${manifest.digest}: check the index's platforms`,
+      );
     }
-    if (/(^|\/)\.wh\./m.test(new TextDecoder().decode(listing.stdout))) {
-      throw new Error(`layer ${layer.digest} holds whiteout files, which this unpacker does not apply: use umoci`);
-    }
-    const extract = await new Deno.Command("tar", {
-      args: ["-xzf", file, "-C", rootfs, "--numeric-owner", "--same-owner", "--same-permissions"],
-      stderr: "piped",
-    }).output();
-    if (!extract.success) {
-      throw new Error(`extracting layer ${layer.digest} failed: ${new TextDecoder().decode(extract.stderr)}`);
-    }
+    await runTool("umoci", [
+      "unpack",
+      ...(Deno.uid() === 0 ? [] : ["--rootless"]),
+      `--image=${single}:${options.ref}`,
+      bundle,
+    ]);
+  } finally {
+    await Deno.remove(single, { recursive: true });
   }
-  return { bundle, rootfs, config, manifest: manifestDescriptor };
+  // umoci makes the bundle 0700; the image's user reaches rootfs/ through it when run without a runtime (qemu -L).
+  await Deno.chmod(bundle, 0o755);
+  return { bundle, rootfs: `${bundle}/rootfs`, config: imageConfig, manifest };
 }
 
 /** `User` of an image configuration as numbers (`uid:gid`; these images use numeric users only). */
@@ -199,5 +199,5 @@ if (import.meta.main) {
     architecture: value("architecture") ?? "amd64",
   });
   await Deno.writeTextFile(`${bundle}/config.json`, JSON.stringify(runtimeSpec(unpacked.config, { args }), null, 2));
-  console.log(`unpacked ${unpacked.manifest.digest} into ${bundle}: run it with \`crun run --bundle ${bundle} ccm\``);
+  console.log(`unpacked ${unpacked.manifest.digest} into ${bundle}: run it with \`runc run --bundle ${bundle} ccm\``);
 }

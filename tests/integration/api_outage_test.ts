@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { freePort, kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { startReplica, stop } from "../support/controller_process.ts";
+import { type Replica, startReplica, stop } from "../support/controller_process.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
@@ -17,6 +17,21 @@ async function kubeconfigThrough(port: number): Promise<string> {
   const file = await Deno.makeTempFile({ suffix: ".kubeconfig" });
   await Deno.writeTextFile(file, kubeconfigText(`https://127.0.0.1:${port}`, plane.caCert, plane.token));
   return file;
+}
+
+/**
+ * Resolves once the controller has logged a list/watch retry at the longest pause it takes while the API server
+ * cannot be reached (1.6 s, minus its jitter): from then on a longer outage leaves it in the same state.
+ */
+function atLongestBackoff(replica: Replica, from: number): Promise<void> {
+  return eventually(
+    () =>
+      replica.lines.slice(from).some((l) =>
+        /list\/watch failed; retrying/.test(l.text) && Number(/retryInMs=(\d+)/.exec(l.text)?.[1]) >= 1_280
+      ),
+    20_000,
+    "a list/watch retry at the longest backoff",
+  );
 }
 
 async function metric(port: number, name: string): Promise<string[]> {
@@ -42,13 +57,16 @@ Deno.test("after two API server restarts in a row a new Node is initialised with
   ], { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url });
   try {
     await replica.waitFor(/starting controllers/);
-    // Two restarts: down for 8 s (connection refused: the watch retries), up for 1 s, down for 8 s again.
+    // Two restarts: down until the watch retries at its longest backoff (connection refused), up until the
+    // controller reaches the API server again, down until the longest backoff again.
     await proxy.down();
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    await atLongestBackoff(replica, 0);
+    const reached = proxy.accepted;
     proxy.up();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await eventually(() => proxy.accepted > reached, 10_000, "the controller back at the API server");
+    const secondOutage = replica.lines.length;
     await proxy.down();
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    await atLongestBackoff(replica, secondOutage);
     proxy.up();
     const back = performance.now();
     await kubeOk(plane, "POST", "/api/v1/nodes", { body: kubeletNode(name) });

@@ -8,7 +8,19 @@ import { freePort, testControlPlane, uniqueName } from "../support/control_plane
 import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { MAIN, startReplica, stop } from "../support/controller_process.ts";
-import { startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+
+/** Resolves once the leader has renewed `lease` `count` more times (each renewal is a retry period of the standby's). */
+async function leaseRenewals(lease: string, count: number): Promise<void> {
+  const renewTime = () =>
+    kubeRequest<{ spec?: { renewTime?: string } }>(
+      testControlPlane(),
+      "GET",
+      `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${lease}`,
+    ).then((answer) => answer.body.spec?.renewTime);
+  const seen = new Set([await renewTime()]);
+  await eventually(async () => (seen.add(await renewTime()), seen.size > count), 20_000, `${count} lease renewals`);
+}
 
 function leaseHolder(lease: string): Promise<string | undefined> {
   return kubeRequest<{ spec?: { holderIdentity?: string } }>(
@@ -26,7 +38,7 @@ Deno.test("of two replicas exactly one leads; a SIGKILLed leader is replaced wit
     const b = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
     try {
       await b.waitFor(/Ankra Cloud provider initialised/);
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await leaseRenewals(lease, 2); // two retry periods in which the standby found the lease held
       assert.ok(
         !b.lines.some((l) => /became leader/.test(l.text)),
         "the standby does not lead while the leader renews",
@@ -57,7 +69,7 @@ Deno.test("a gracefully stopped leader releases the lease and the standby takes 
     const b = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
     try {
       await b.waitFor(/Ankra Cloud provider initialised/);
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await leaseRenewals(lease, 1); // the standby is in its retry loop
       const stoppedAt = performance.now();
       a.child.kill("SIGTERM");
       const status = await a.exited;
@@ -106,11 +118,7 @@ Deno.test("the HTTPS server answers health checks, reports readiness, and refuse
     await replica.waitFor(/serving health and metrics/);
     assert.equal((await get("/healthz")).status, 200);
     let ready = await get("/readyz?verbose");
-    for (let i = 0; i < 50 && ready.status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      ready = await get("/readyz?verbose");
-    }
-    assert.equal(ready.status, 200);
+    await eventually(async () => (ready = await get("/readyz?verbose")).status === 200, 5_000, "ready");
     assert.match(ready.text, /\[\+\]informer-sync-nodes ok/);
     assert.match(ready.text, /\[\+\]leader-election disabled/);
     const anonymous = await get("/metrics");
@@ -138,11 +146,8 @@ Deno.test("the HTTPS server answers health checks, reports readiness, and refuse
       },
     });
     let metrics = await get("/metrics", token);
-    for (let i = 0; i < 40 && metrics.status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 500)); // past the 10 s decision cache at worst
-      metrics = await get("/metrics", token);
-    }
-    assert.equal(metrics.status, 200);
+    // The binding takes effect once the controller's cached refusal (10 s at most) has expired.
+    await eventually(async () => (metrics = await get("/metrics", token)).status === 200, 20_000, "/metrics allowed");
     assert.match(metrics.text, /^process_resident_memory_bytes \d+/m);
     assert.match(metrics.text, /^kubernetes_api_requests_total\{method="GET",resource="nodes",code="200"\} \d+/m);
     assert.match(metrics.text, /^# TYPE kubernetes_watch_restarts_total counter/m);
@@ -194,6 +199,13 @@ Deno.test("a controller SIGKILLed right after creating a load balancer, then res
   const sim = cloud.simulator.sim;
   const service = uniqueName("sigkill");
   const node = uniqueName("sigkill-node");
+  // The node's server, on net-1 at the node's address: members are the servers' addresses on the network.
+  sim.world.addServer(serverSeed({
+    id: `srv-${node}`,
+    hostname: node,
+    zone: "de-fsn1",
+    interfaces: [{ network_id: "net-1", address: "10.0.0.201" }],
+  }));
   const nodeBody = kubeletNode(node, {
     providerID: `ankracloud://de-fsn1/srv-${node}`,
     labels: { "topology.kubernetes.io/zone": "de-fsn1" },
@@ -215,10 +227,7 @@ Deno.test("a controller SIGKILLed right after creating a load balancer, then res
       body: { metadata: { name: service }, spec: { type: "LoadBalancer", ports: [{ port: 80 }] } },
     });
     // Killed as soon as its create reached the API: before the address, before the status.
-    const deadline = Date.now() + 15_000;
-    while (sim.count("create_load_balancer") === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(() => sim.count("create_load_balancer") > 0, 15_000, "the create at the API");
     replica.child.kill("SIGKILL");
     await replica.exited;
     assert.equal(sim.loadBalancers.items.size, 1);

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { type Replica, startReplica, stop } from "../support/controller_process.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { moreReads } from "../support/cloud_passes.ts";
+import { eventually } from "../support/eventually.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
 import { serverAddresses } from "../../lib/provider/node_addresses.ts";
 import { loadBalancerLabels, loadBalancerName, memberName } from "../../lib/provider/load_balancer_names.ts";
@@ -149,12 +151,14 @@ Deno.test("a dry run against a world the Go controller built reports adoption an
     );
     await cloud.client.createFrontend(loadBalancer.id, { name: "tcp-80", port: 80, backend_id: backend.id });
     let running = await cloud.client.getLoadBalancer(loadBalancer.id);
-    for (let tries = 0; running.state !== "running" && tries < 50; tries++) {
-      await new Promise((resolve) =>
-        setTimeout(resolve, 100)
-      );
-      running = await cloud.client.getLoadBalancer(loadBalancer.id);
-    }
+    await eventually(
+      async () => {
+        running = await cloud.client.getLoadBalancer(loadBalancer.id);
+        return running.state === "running";
+      },
+      5_000,
+      `load balancer ${loadBalancer.id} running`,
+    );
     // The Go controller's finalizer and status: the load balancer's public IPv6 (one address, also for a pair).
     await kubeOk(plane(), "PATCH", `/api/v1/namespaces/default/services/${name}`, {
       body: { metadata: { finalizers: ["service.kubernetes.io/load-balancer-cleanup"] } },
@@ -176,7 +180,8 @@ Deno.test("a dry run against a world the Go controller built reports adoption an
       new RegExp(`dry run: would set the status of Service default/${services[1]} to \\S+, \\S+`),
       30_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, 3000)); // node passes, lifecycle passes, a server list
+    // Two more server lists: the node and lifecycle passes that follow a list have run, and planned nothing else.
+    await moreReads(cloud.simulator.sim, { operation: "list_servers" }, { count: 2 });
     const planned = replica.lines.filter((l) => /dry run: would/.test(l.text)).map((l) => l.text);
     const unexpected = planned.filter((t) => !t.includes(`Service default/${services[1]}`));
     assert.deepEqual(unexpected, [], "nothing else would change: no node patch, no Ankra call");
@@ -231,7 +236,7 @@ Deno.test("a dry run against a new cluster says what it would create and initial
     const metrics = await metricsText(port);
     assert.match(metrics, /ankra_ccm_dry_run_actions\{controller="cloud-node",action="initialise_node"\} 2/);
     assert.match(metrics, /ankra_ccm_dry_run_actions\{controller="cloud-node",action="patch_node_addresses"\} 2/);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await moreReads(sim, { operation: "list_servers" }); // the controllers went round once more, still writing nothing
     const after = await snapshot(cloud, names, [service]);
     await assertNothingWritten(cloud, before, after, lease);
     assert.equal(sim.loadBalancers.items.size, 0);
@@ -286,7 +291,7 @@ Deno.test("a dry run with initialised nodes names the load balancer it would cre
     );
     const metrics = await metricsText(port);
     assert.match(metrics, /ankra_ccm_dry_run_actions\{controller="service",action="create_load_balancer"\} 1/);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await moreReads(sim, { operation: "list_servers" }); // the controllers went round once more, still writing nothing
     await assertNothingWritten(cloud, before, await snapshot(cloud, [name], [service]), lease);
     assert.equal(sim.loadBalancers.items.size, 0);
   } finally {

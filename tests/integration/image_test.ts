@@ -4,7 +4,7 @@
  * image in an OCI runtime (runc/crun, or a chroot fallback) with a read-only root as uid 65532 against the test
  * control plane and the simulator, the arm64 image's `--version` under qemu-aarch64.
  *
- * Needs: skopeo, runc (or crun), qemu-user, dpkg-deb/apt-get, curl (`.ci/run` installs them), Go for the registry
+ * Needs: skopeo, umoci, runc (or crun), qemu-user, dpkg-deb/apt-get, GNU tar, gzip, curl (`.ci/run` installs them), Go for the registry
  * (scripts/image_tools.sh), root.
  */
 import assert from "node:assert/strict";
@@ -33,6 +33,7 @@ const decoder = new TextDecoder();
 /** Tools the test runs, with the Debian package that has each. */
 const TOOLS: [tool: string, debianPackage: string][] = [
   ["skopeo", "skopeo"],
+  ["umoci", "umoci"],
   ["qemu-aarch64", "qemu-user"],
   ["dpkg-deb", "dpkg"],
   ["apt-get", "apt"],

@@ -3,8 +3,10 @@
  */
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { isKubeError, KubeApiError, KubeClient } from "../../lib/kube/client.ts";
+import { KubeClient } from "../../lib/kube/client.ts";
+import { isKubeError, KubeApiError } from "../../lib/kube/errors.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
+import { eventually } from "../support/eventually.ts";
 import { Informer } from "../../lib/kube/informer.ts";
 import { parseKubeconfig } from "../../lib/kube/kubeconfig.ts";
 import { type SlimNode, slimNode } from "../../lib/kube/slim.ts";
@@ -18,17 +20,6 @@ function adminClient(options: { metrics?: MetricsRegistry } = {}): KubeClient {
     { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
     options,
   );
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail("condition not reached in time");
 }
 
 Deno.test("the client authenticates with a kubeconfig's client certificate (mTLS)", async () => {
@@ -188,22 +179,25 @@ Deno.test("the informer syncs, follows changes, ignores heartbeat-only changes a
   try {
     await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", { body: kubeletNode(`${prefix}-a`) });
     await informer.synced;
-    await until(() => informer.store.get(`${prefix}-a`) !== undefined);
+    await eventually(() => informer.store.get(`${prefix}-a`) !== undefined);
     // A heartbeat changes only condition times: the slim copy is the same, nobody is told.
     const now = new Date(Date.now() + 5000).toISOString();
     await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${prefix}-a/status`, {
       patch: "strategic",
       body: { status: { conditions: [{ type: "Ready", status: "True", lastHeartbeatTime: now }] } },
     });
-    await sleep(2500); // longer than the 1 s server-side watch timeout: the stream ends and resumes
+    // The 1 s server-side watch timeout ends the stream; the informer resumes it.
+    const ended = () =>
+      metrics.counter("kubernetes_watch_restarts_total", "").get({ resource: "nodes", cause: "ended" });
+    await eventually(() => ended() >= 1);
     await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", { body: kubeletNode(`${prefix}-b`) });
-    await until(() => informer.store.get(`${prefix}-b`) !== undefined);
+    await eventually(() => informer.store.get(`${prefix}-b`) !== undefined);
     await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${prefix}-b`, {
       body: { metadata: { labels: { x: "y" } } },
     });
-    await until(() => informer.store.get(`${prefix}-b`)?.labels.x === "y");
+    await eventually(() => informer.store.get(`${prefix}-b`)?.labels.x === "y");
     await kubeOk(testControlPlane(), "DELETE", `/api/v1/nodes/${prefix}-b`);
-    await until(() => informer.store.get(`${prefix}-b`) === undefined);
+    await eventually(() => informer.store.get(`${prefix}-b`) === undefined);
     assert.deepEqual(changes, [`added:${prefix}-a`, `added:${prefix}-b`, `updated:${prefix}-b`, `deleted:${prefix}-b`]);
     assert.ok(
       metrics.counter("kubernetes_watch_restarts_total", "").get({ resource: "nodes", cause: "ended" }) >= 1,
@@ -273,13 +267,13 @@ Deno.test("a watch from a compacted resourceVersion gets 410 Gone, and the infor
   const running = informer.run(stop.signal);
   try {
     await informer.synced;
-    await until(() => informer.lists === 2);
+    await eventually(() => informer.lists === 2);
     assert.equal(
       metrics.counter("kubernetes_watch_restarts_total", "").get({ resource: "configmaps", cause: "gone" }),
       1,
     );
     await kubeOk(plane, "PATCH", `${base}/${name}`, { body: { data: { v: "3" } } });
-    await until(() => informer.store.get(name)?.v === "3");
+    await eventually(() => informer.store.get(name)?.v === "3");
   } finally {
     stop.abort();
     await running;
@@ -316,16 +310,20 @@ Deno.test("an aborted watch stops at once", async () => {
   try {
     const list = await client.list("/api/v1/namespaces");
     const stop = new AbortController();
-    const started = performance.now();
-    setTimeout(() => stop.abort(), 200);
+    let openedAt = Infinity;
     for await (
       const _ of client.watch("/api/v1/namespaces", {
         resourceVersion: list.resourceVersion,
         timeoutSeconds: 60,
         signal: stop.signal,
+        onOpen: () => {
+          openedAt = performance.now();
+          stop.abort(); // the stream is open and quiet: only the abort can end it before the 60 s timeout
+        },
       })
     ) { /* nothing */ }
-    assert.ok(performance.now() - started < 2000);
+    assert.ok(Number.isFinite(openedAt), "the watch opened");
+    assert.ok(performance.now() - openedAt < 2000, "the watch ended within 2 s of the abort");
   } finally {
     client.close();
   }

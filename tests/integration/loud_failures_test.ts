@@ -30,6 +30,7 @@ Deno.test("a token the API refuses makes /readyz fail with the reason, logs one 
     `--secure-port=${port}`,
     "--bind-address=127.0.0.1",
     "--metrics-authorization=none",
+    "--server-list-period=1s", // the server list keeps asking with the refused token
   ], {
     ANKRA_CLOUD_TOKEN: "act_dGhpcy10b2tlbi1pcy1ub3Qta25vd24tdG8tdGhlLWFwaQ",
     ANKRA_CLOUD_API_URL: cloud.simulator.url,
@@ -41,7 +42,10 @@ Deno.test("a token the API refuses makes /readyz fail with the reason, logs one 
     assert.match(probe.text, /\[-\]ankra-cloud-credentials the Ankra Cloud API refuses the token/);
     const metrics = await fetchInsecure(port, "/metrics");
     assert.match(metrics.text, /^ankra_cloud_credentials_accepted 0$/m);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Two more refusals after the ERROR: the controllers kept retrying with the token, and said it only once.
+    const refused = () => cloud.simulator.sim.log.filter((e) => e.status === 401).length;
+    const refusedBefore = refused();
+    await eventually(() => refused() >= refusedBefore + 2, 20_000, "two more requests the API refuses");
     const errors = replica.lines.filter((l) => /ERROR.*refuses the token/.test(l.text));
     assert.equal(errors.length, 1, "logged once per change, not on every retry");
     assert.ok(!replica.lines.some((l) => l.text.includes("act_dGhpcy10b2tlbi1")), "the token is never logged");

@@ -7,6 +7,8 @@ import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventsFor as eventsForObject, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually, startNodeControllers } from "../support/node_controllers.ts";
 import { serverSeed } from "../support/simulator.ts";
+import { moreReads } from "../support/cloud_passes.ts";
+import type { Simulator } from "../../simulator/simulator.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 const SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown";
@@ -21,6 +23,31 @@ async function nodeExists(name: string): Promise<boolean> {
 
 function eventsFor(name: string) {
   return eventsForObject(testControlPlane(), name);
+}
+
+/**
+ * Resolves once two more server lists have reached the simulator: the node and lifecycle passes that follow the
+ * first of them have run (the second starts a period after the first ends).
+ */
+function passesAfterNextList(sim: Simulator): Promise<void> {
+  return moreReads(sim, { operation: "list_servers" }, { count: 2 });
+}
+
+/**
+ * Resolves once the server lists the simulator answered with `status` (0: hung) since `fromSeq` span two of the
+ * view's confirmation intervals (1 s here): lists that would have proven a server gone, had they succeeded without
+ * it, and one more after them.
+ */
+function failedListsSpanning(sim: Simulator, status: number, fromSeq: number): Promise<void> {
+  return eventually(
+    () => {
+      const at = sim.log.filter((e) => e.seq > fromSeq && e.operation === "list_servers" && e.status === status)
+        .map((e) => e.atMs);
+      return at.length >= 2 && at[at.length - 1] - at[0] >= 2_000;
+    },
+    20_000,
+    `server lists answered ${status} over 2 s`,
+  );
 }
 
 function tainted(node: V1Node, key: string): boolean {
@@ -135,7 +162,7 @@ Deno.test("two servers with the node's hostname: one Warning telling the user to
   await createNode(name);
   try {
     await eventually(async () => (await eventsFor(name)).some((e) => e.reason === "AmbiguousHostname"));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await passesAfterNextList(env.cloud.simulator.sim);
     const node = await getNode(name);
     assert.ok(tainted(node, UNINITIALIZED));
     assert.equal(node.spec?.providerID, undefined);
@@ -159,7 +186,7 @@ Deno.test("a node no server has gets one clear Warning, keeps its taint, waits f
     await eventually(async () => (await eventsFor(name)).some((e) => e.reason === "InstanceNotFound"));
     const event = (await eventsFor(name)).find((e) => e.reason === "InstanceNotFound")!;
     assert.match(event.message, new RegExp(`no Ankra Cloud server has hostname ${name}.*set\\s+spec\\.providerID`));
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await passesAfterNextList(env.cloud.simulator.sim);
     assert.ok(tainted(await getNode(name), UNINITIALIZED));
     assert.equal((await eventsFor(name)).filter((e) => e.reason === "InstanceNotFound").length, 1);
     const server = env.cloud.simulator.sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
@@ -218,7 +245,7 @@ Deno.test("address changes reach initialised nodes on the refresh period, with n
   try {
     await eventually(async () => !tainted(await getNode(name), UNINITIALIZED));
     const before = (await getNode(name)).metadata!.resourceVersion;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await passesAfterNextList(env.cloud.simulator.sim);
     assert.equal((await getNode(name)).metadata!.resourceVersion, before, "steady state writes nothing");
     server.public_ipv4 = "203.0.113.99";
     server.updated_at = new Date().toISOString();
@@ -282,7 +309,7 @@ Deno.test("a NotReady node whose server is deleting or gone is deleted with a De
 });
 
 Deno.test("an API outage (errors, then hangs) while nodes are NotReady deletes nothing, and the view converges after", async () => {
-  await using env = await startNodeControllers();
+  await using env = await startNodeControllers({ cloudTimeoutMs: 1_000 });
   const sim = env.cloud.simulator.sim;
   const name = uniqueName("outage");
   const server = sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
@@ -290,18 +317,19 @@ Deno.test("an API outage (errors, then hangs) while nodes are NotReady deletes n
   try {
     await eventually(async () => !tainted(await getNode(name), UNINITIALIZED));
     await setReady(name, false);
-    sim.faults.add({ operation: "*", status: 500, times: 0 });
+    const phases: [fault: { status: number } | { hang: true }, answered: number, what: string][] = [
+      [{ status: 500 }, 500, "500s prove nothing"],
+      [{ status: 403 }, 403, "403s prove nothing"],
+      [{ hang: true }, 0, "hangs prove nothing"],
+    ];
     sim.world.servers.delete(server.id);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    assert.ok(await nodeExists(name), "500s prove nothing");
-    sim.faults.clear();
-    sim.faults.add({ operation: "*", status: 403, times: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    assert.ok(await nodeExists(name), "403s prove nothing");
-    sim.faults.clear();
-    sim.faults.add({ operation: "*", hang: true, times: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    assert.ok(await nodeExists(name), "hangs prove nothing");
+    for (const [fault, answered, what] of phases) {
+      const from = sim.log.at(-1)?.seq ?? 0;
+      sim.faults.clear();
+      sim.faults.add({ operation: "*", ...fault, times: 0 });
+      await failedListsSpanning(sim, answered, from);
+      assert.ok(await nodeExists(name), what);
+    }
     sim.faults.clear();
     await eventually(async () => !(await nodeExists(name)), 40_000, "node deleted after the outage");
   } finally {
@@ -315,7 +343,7 @@ Deno.test("a NotReady node of another provider is left alone: no lookup, no even
   await createNode(name, { providerID: "hcloud://123456" });
   try {
     await setReady(name, false);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await passesAfterNextList(env.cloud.simulator.sim);
     assert.ok(await nodeExists(name));
     assert.deepEqual(await eventsFor(name), []);
     assert.ok(tainted(await getNode(name), UNINITIALIZED), "not ours to initialise");

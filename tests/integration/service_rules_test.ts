@@ -9,6 +9,7 @@ import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { kubeletNode, kubeOk } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { startServiceController } from "../support/service_controller.ts";
+import { moreReads } from "../support/cloud_passes.ts";
 import {
   createNodes,
   createService,
@@ -59,7 +60,7 @@ Deno.test("a node with no server or another provider's neither blocks the networ
   }
 });
 
-Deno.test("a UDP-only or SCTP-only Service gets no load balancer, no status, and its Warning", async () => {
+Deno.test("a UDP-only or SCTP-only Service gets no load balancer, no status, and its Warning, until it has a TCP port", async () => {
   await using env = await startServiceController();
   const sim = env.cloud.simulator.sim;
   const nodes = await createNodes(1);
@@ -74,7 +75,6 @@ Deno.test("a UDP-only or SCTP-only Service gets no load balancer, no status, and
       assert.equal(warning.type, "Warning");
       assert.match(warning.message, new RegExp(`not forwarding ${port}; the Service has no TCP port`));
     }
-    await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.deepEqual(WRITES.map((op) => sim.count(op)), WRITES.map(() => 0), "nothing created, nothing billed");
     for (const name of [udp, sctp]) {
       const service = await getService(name);
@@ -82,6 +82,22 @@ Deno.test("a UDP-only or SCTP-only Service gets no load balancer, no status, and
       const events = await eventsFor(name);
       assert.ok(!events.some((e) => e.reason === "EnsuredLoadBalancer"), "never reported as ensured");
     }
+    // A TCP port makes each Service one more pass; that pass runs only after every earlier one has ended, so the
+    // first cloud write of each comes after the change: the passes without a TCP port wrote nothing, late or not.
+    const changedAt = sim.log.length;
+    for (const name of [udp, sctp]) {
+      await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
+        body: { spec: { ports: [{ name: "web", port: 80, protocol: "TCP" }] } },
+      });
+    }
+    await eventually(
+      async () => ingressIps(await getService(udp)).length > 0 && ingressIps(await getService(sctp)).length > 0,
+      15_000,
+      "both served once they have a TCP port",
+    );
+    const firstWrite = sim.log.findIndex((e) => (WRITES as readonly string[]).includes(e.operation));
+    assert.ok(firstWrite >= changedAt, `a cloud write (${sim.log[firstWrite]?.operation}) before the TCP port`);
+    assert.equal(sim.count("create_load_balancer"), 2);
   } finally {
     await deleteService(udp);
     await deleteService(sctp);
@@ -170,7 +186,8 @@ Deno.test("past 256 addresses each dual-stack Service keeps both families on its
     const replaces = sim.count("replace_load_balancer_members");
     const extra = await createNodes(1);
     nodes.push(...extra);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Two more drift reads of its load balancer: a whole pass with the new node has run.
+    await moreReads(sim, { operation: "get_load_balancer", pathIncludes: byService(first).id }, { count: 2 });
     const after = members(first).map((m) => m.address);
     assert.ok(after.filter((a) => !before.has(a)).length <= 2, "minimal churn");
     assert.ok(sim.count("replace_load_balancer_members") - replaces <= 4, "at most one replace per backend");

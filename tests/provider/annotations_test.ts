@@ -27,7 +27,7 @@ Deno.test("defaults are the API's health check and no IPv4", () => {
   });
 });
 
-Deno.test("every rule of the reference is enforced and every problem names annotation, rule and value", () => {
+Deno.test("every annotation value rule is enforced and every problem names annotation, rule and value", () => {
   const refused: [Record<string, string>, RegExp][] = [
     [a("ipv4", "maybe"), /ipv4 must be true or false, not "maybe"/],
     [a("health-check-type", "udp"), /health-check-type must be tcp, http or none, not "udp"/],
@@ -60,7 +60,7 @@ Deno.test("accepted forms follow Go's syntax, values are trimmed and blanks mean
   assert.equal(
     parsed.settings.healthCheck.expected_status,
     "399-200",
-    "range order is not checked, as in the reference",
+    "range order is not checked: the Go controller accepts 399-200 too",
   );
   assert.equal(parsed.settings.zone, undefined);
 });

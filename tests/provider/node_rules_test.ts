@@ -39,7 +39,7 @@ Deno.test("providerIDs of other providers are told apart from ours and from malf
   }
 });
 
-Deno.test("server states map to exists/shutdown as the reference table says", () => {
+Deno.test("stopping and stopped servers are shut down, deleting ones are gone, every other state exists", () => {
   const table: [string, boolean, boolean][] = [
     ["started", true, false],
     ["starting", true, false],
@@ -53,7 +53,7 @@ Deno.test("server states map to exists/shutdown as the reference table says", ()
   for (const [state, exists, shutdown] of table) assert.deepEqual(serverPresence(state), { exists, shutdown }, state);
 });
 
-Deno.test("addresses are ordered IPv6 first exactly as §2.4, canonical and without duplicates", () => {
+Deno.test("addresses are ordered IPv6 first, canonical and without duplicates", () => {
   const addresses = serverAddresses(
     { hostname: "worker-1", public_ipv6: "fd64:1:0:2a::1", public_ipv4: "203.0.113.7" },
     [

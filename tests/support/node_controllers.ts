@@ -41,12 +41,14 @@ export interface NodeControllerTestOptions {
   refreshPeriodMs?: number;
   /** Lifecycle period (default 200 ms). */
   monitorPeriodMs?: number;
+  /** How long the Ankra Cloud client waits for an answer (default 5 s). */
+  cloudTimeoutMs?: number;
 }
 
 /** Starts the informer, view and both node controllers. */
 export async function startNodeControllers(options: NodeControllerTestOptions = {}): Promise<RunningNodeControllers> {
   const plane = testControlPlane();
-  const cloud = await startTestCloud(options.seed ?? testSeed());
+  const cloud = await startTestCloud(options.seed ?? testSeed(), { timeoutMs: options.cloudTimeoutMs });
   const kube = new KubeClient(
     { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
     { qps: 200, burst: 200 },
@@ -94,12 +96,5 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
   };
 }
 
-/** Waits until `check` holds (polling every 50 ms). */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition") {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${what} not reached within ${timeoutMs} ms`);
-}
+/** Waits until a condition holds; kept here for the tests that import it from this module. */
+export { eventually } from "./eventually.ts";

@@ -6,6 +6,8 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { testControlPlane, uniqueName } from "./control_plane.ts";
 import { eventsFor as eventsForObject, kubeletNode, kubeOk, kubeRequest } from "./kube_http.ts";
+import type { World } from "../../simulator/world.ts";
+import { serverSeed } from "./simulator.ts";
 
 /** The cleanup finalizer. */
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -14,12 +16,32 @@ export const NS = "default";
 
 let nodeCounter = 10;
 
-/** Creates initialised nodes on net-1 (10.0.x.y) and returns their names. */
+/** The simulator whose servers {@linkcode createNodes} adds (set by the running service controller harness). */
+let nodeServers: World | undefined;
+
+/**
+ * Makes {@linkcode createNodes} add each node's server to `world` (with its leg on net-1 at the node's InternalIP,
+ * as the API lists it: the controller takes member addresses from there); `undefined` stops it.
+ */
+export function addNodeServersTo(world: World | undefined): void {
+  nodeServers = world;
+}
+
+/** Creates initialised nodes on net-1 (10.0.x.y), each with its server when a simulator is set, and their names. */
 export async function createNodes(count: number, prefix = uniqueName("lbn")): Promise<string[]> {
   const names: string[] = [];
   for (let i = 0; i < count; i++) {
     const n = nodeCounter++;
     const name = `${prefix}-${i}`;
+    if (nodeServers) {
+      const onNet1 = nodeServers.networks.has("net-1");
+      nodeServers.addServer(serverSeed({
+        id: `srv-${name}`,
+        hostname: name,
+        zone: "de-fsn1",
+        interfaces: onNet1 ? [{ network_id: "net-1", address: `10.0.0.${n}` }] : [],
+      }));
+    }
     const node = kubeletNode(name, {
       providerID: `ankracloud://de-fsn1/srv-${name}`,
       labels: { "topology.kubernetes.io/zone": "de-fsn1" },

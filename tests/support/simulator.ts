@@ -46,12 +46,22 @@ export interface TestCloud extends AsyncDisposable {
   ): AnkraCloudClient;
 }
 
+/** Options of {@linkcode startTestCloud}: the client's, and the simulator's clock. */
+export type TestCloudOptions = ClientOptions & {
+  maxRequestsPerMinute?: number;
+  burst?: number;
+  timeoutMs?: number;
+  /** The simulator's clock in milliseconds (default `Date.now`): a test moves life cycles on by moving it. */
+  simulatorClock?: () => number;
+};
+
 /** Starts a simulator with `seed` and a client; `await using` stops both. */
 export async function startTestCloud(
   seed: Seed = testSeed(),
-  clientOptions: ClientOptions & { maxRequestsPerMinute?: number; burst?: number; timeoutMs?: number } = {},
+  clientOptions: TestCloudOptions = {},
 ): Promise<TestCloud> {
-  const simulator = await startSimulator({ seed });
+  const { simulatorClock, ...forClient } = clientOptions;
+  const simulator = await startSimulator({ seed, clock: simulatorClock });
   const clients: AnkraCloudClient[] = [];
   const clientWith: TestCloud["clientWith"] = (options) => {
     const client = new AnkraCloudClient({
@@ -64,7 +74,7 @@ export async function startTestCloud(
     clients.push(client);
     return client;
   };
-  const client = clientWith(clientOptions);
+  const client = clientWith(forClient);
   return {
     simulator,
     client,

@@ -10,6 +10,8 @@
 export interface TcpProxy extends AsyncDisposable {
   /** The port it listens on (127.0.0.1), also while down. */
   port: number;
+  /** Connections passed through to the target so far: a program behind the proxy reached it. */
+  readonly accepted: number;
   /** Stops listening and resets every open connection (the port then refuses connections). */
   down(): Promise<void>;
   /** Listens again on the same port. */
@@ -22,6 +24,7 @@ export interface TcpProxy extends AsyncDisposable {
 export function startTcpProxy(target: { hostname: string; port: number }): TcpProxy {
   let listener: Deno.TcpListener | undefined;
   let port = 0;
+  let accepted = 0;
   const open = new Set<Deno.Conn>();
   const serve = (l: Deno.TcpListener) => {
     (async () => {
@@ -33,6 +36,7 @@ export function startTcpProxy(target: { hostname: string; port: number }): TcpPr
           client.close();
           continue;
         }
+        accepted++;
         open.add(client);
         open.add(upstream);
         const pipe = (from: Deno.Conn, to: Deno.Conn) =>
@@ -69,6 +73,9 @@ export function startTcpProxy(target: { hostname: string; port: number }): TcpPr
   return {
     get port() {
       return port;
+    },
+    get accepted() {
+      return accepted;
     },
     down,
     up,
