@@ -41,9 +41,17 @@ SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null ||
 export SOURCE_DATE_EPOCH
 declare -A npm_packages=([amd64]=@deno/linux-x64-glibc [arm64]=@deno/linux-arm64-glibc)
 declare -A compile_targets=([amd64]=x86_64-unknown-linux-gnu [arm64]=aarch64-unknown-linux-gnu)
+# The controller's permissions: one list for the launcher, the image, the Containerfile and `deno task run`
+# (lib/runtime_permissions.ts; no --allow-run, --allow-write or --allow-ffi). The release launcher also lets it read
+# the directory of each file its command line or environment names (kubeconfig, token file, CA bundle, TLS files).
+permissions_module='import * as p from "./lib/runtime_permissions.ts";'
+ccm_permissions="$(deno eval "$permissions_module console.log(p.PERMISSION_FLAGS.join(' '))")"
+ccm_launcher_permissions="$(deno eval "$permissions_module console.log(p.launcherPermissionFlags())")"
+ccm_launcher_rule="$(deno eval "$permissions_module console.log(p.launcherReadRule())")"
 # V8 flags measured in bench/memory_report.md: GC after the first sync, a small young generation, no optimizing
-# compiler (the controller is I/O-bound), smaller heap growth. The image's entrypoint uses the same line.
-ccm_flags="--allow-all --v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size"
+# compiler (the controller is I/O-bound), smaller heap growth. The image's entrypoint uses the same line. Measured
+# there and left out: --minor-ms and --single-threaded (less at 0 nodes, more at 1,000), glibc trim/mmap thresholds.
+ccm_flags="$ccm_permissions --v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size"
 simulator_flags="--allow-net --allow-read --allow-env"
 
 mkdir -p "$out"
@@ -63,12 +71,12 @@ for arch in amd64 arm64; do
   (cd "$work/npm-$arch" && npm pack --silent "${npm_packages[$arch]}@$deno_version" >/dev/null && tar -xzf ./*.tgz)
 done
 
-# write_launcher NAME FLAGS FILE: a launcher that needs no HOME, no PATH and no writable directory. DENO_DIR points
+# write_launcher NAME FLAGS FILE [PRELUDE]: a launcher that needs no HOME, no PATH and no writable directory. DENO_DIR points
 # at the install's empty, read-only deno-dir (Deno refuses to start when it cannot name a cache directory, e.g.
 # without HOME; it runs fine when that directory cannot be written). --no-code-cache: no V8 code cache to write.
 # --no-config: a deno.json in the working directory changes nothing. --cached-only: it never downloads.
 write_launcher() {
-  local name="$1" flags="$2" file="$3"
+  local name="$1" flags="$2" file="$3" prelude="${4:-}"
   cat >"$file" <<LAUNCHER
 #!/bin/sh
 # $name $version: the bundled program on its pinned Deno runtime ($deno_version).
@@ -79,6 +87,7 @@ export DENO_DIR="\$lib/deno-dir"
 export DENO_NO_UPDATE_CHECK=1
 export DENO_NO_PROMPT=1
 export MALLOC_ARENA_MAX="\${MALLOC_ARENA_MAX:-1}"
+$prelude
 exec "\$lib/deno" run $flags --cached-only --no-code-cache --no-config --no-prompt "\$lib/$name.js" "\$@"
 LAUNCHER
 }
@@ -92,14 +101,20 @@ reproducible_tar() {
 artifacts=()
 pids=()
 for name in ankra-cloud-ccm ankra-cloud-simulator; do
-  if [ "$name" = ankra-cloud-ccm ]; then flags="$ccm_flags"; else flags="$simulator_flags"; fi
+  prelude=
+  if [ "$name" = ankra-cloud-ccm ]; then
+    flags="${ccm_flags/"$ccm_permissions"/"$ccm_launcher_permissions"}"
+    prelude="$ccm_launcher_rule"
+  else
+    flags="$simulator_flags"
+  fi
   for arch in amd64 arm64; do
     base="$name-$version-linux-$arch"
     root="$work/tree/$base"
     mkdir -p "$root/bin" "$root/lib/$name/deno-dir"
     cp "$work/npm-$arch/package/deno" "$root/lib/$name/deno"
     cp "$work/$name.js" "$root/lib/$name/$name.js"
-    write_launcher "$name" "$flags" "$root/bin/$name"
+    write_launcher "$name" "$flags" "$root/bin/$name" "$prelude"
     find "$root" -type d -exec chmod 0755 {} +
     find "$root" -type f -exec chmod 0644 {} +
     chmod 0755 "$root/bin/$name" "$root/lib/$name/deno"
