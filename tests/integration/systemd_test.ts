@@ -7,15 +7,15 @@
  * - `write-kubeconfig.sh`, run against the test control plane, writes a 0600 kubeconfig whose identity may do what the
  *   controller needs and nothing more (`kubectl auth can-i`, SelfSubjectRulesReview), with either kind of token;
  * - the unit's own `ExecStart` line — its `Environment=` defaults, the shipped environment file, `%d` as the
- *   credentials directory holding `token` and `kubeconfig`, the launcher replaced by `deno run --allow-all main.ts`,
- *   the same program — runs the controller as two "hosts" would: one leads and initialises a Node under the
+ *   credentials directory holding `token` and `kubeconfig`, the launcher replaced by `deno run main.ts` with the
+ *   launcher's permissions (lib/runtime_permissions.ts), the same program — runs the controller as two "hosts" would: one leads and initialises a Node under the
  *   least-privilege kubeconfig, the other stands by and takes over when the leader gets SIGTERM (exit code 0);
  * - the released launcher (`scripts/build.sh`), run from that same command line as an unprivileged user under
  *   strace, makes only system calls the unit's `SystemCallFilter=` allows, opens only the socket families of
  *   `RestrictAddressFamilies=` and never maps memory writable and executable (`MemoryDenyWriteExecute=yes`).
  *
- * What cannot be run here: the unit under a real systemd (no systemd manager runs on this machine), so DynamicUser=,
- * LoadCredential= and the sandboxing are exercised by their effects as above, not by systemd itself.
+ * No systemd manager runs on this machine, so DynamicUser=, LoadCredential= and the sandboxing are exercised here by
+ * their effects; real_systemd_test.ts runs the unit under a real systemd in a container.
  */
 import assert from "node:assert/strict";
 import { loadAll } from "js-yaml";
@@ -23,7 +23,8 @@ import { freePort, testControlPlane, uniqueName } from "../support/control_plane
 import { eventsFor, kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
-import { VERSION } from "../../lib/version.ts";
+import { controllerTarball } from "../support/release_build.ts";
+import { permissionFlagsFor } from "../../lib/runtime_permissions.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 const SYSTEMD_DIR = `${ROOT}/deploy/systemd`;
@@ -268,10 +269,14 @@ function spawnCaptured(command: string, args: string[], env: Record<string, stri
   return { child, lines, exited: child.status.then(async (s) => (await pumps, s)) };
 }
 
-/** Starts the unit's command with the launcher replaced by `deno run --allow-all main.ts` (the same program). */
+/**
+ * Starts the unit's command with the launcher replaced by `deno run main.ts` (the same program) with the permissions
+ * the launcher gives it.
+ */
 function startService(launch: ServiceLaunch): Service {
   assert.equal(launch.argv[0], LAUNCHER, "ExecStart runs the release tarball's launcher");
-  return spawnCaptured(Deno.execPath(), ["run", "--allow-all", MAIN, ...launch.argv.slice(1)], {
+  const permissions = permissionFlagsFor(launch.argv.slice(1), launch.env);
+  return spawnCaptured(Deno.execPath(), ["run", ...permissions, "--no-prompt", MAIN, ...launch.argv.slice(1)], {
     // Besides the unit's variables, what Deno needs to run from source (the launcher sets its own DENO_DIR).
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     HOME: Deno.env.get("HOME") ?? "/",
@@ -708,13 +713,11 @@ Deno.test({
     );
     let service: Service | undefined;
     try {
-      // The release tarball, installed read-only as the guide installs it in /opt.
-      const build = await run("bash", [`${ROOT}/scripts/build.sh`, "--no-compile", "--out", `${dir}/dist`]);
-      assert.equal(build.code, 0, build.stdout + build.stderr);
-      const arch = Deno.build.arch === "x86_64" ? "amd64" : "arm64";
-      const base = `ankra-cloud-ccm-${VERSION}-linux-${arch}`;
+      // The release tarball (built once per test run), installed read-only as the guide installs it in /opt.
+      const tarball = await controllerTarball();
+      const base = tarball.directory;
       await Deno.mkdir(`${dir}/opt`);
-      const untar = await run("tar", ["-xzf", `${dir}/dist/${base}.tar.gz`, "-C", `${dir}/opt`]);
+      const untar = await run("tar", ["-xzf", tarball.path, "-C", `${dir}/opt`]);
       assert.equal(untar.code, 0, untar.stderr);
       await run("chmod", ["-R", "a-w", `${dir}/opt`]);
       const launcher = `${dir}/opt/${base}/bin/ankra-cloud-ccm`;

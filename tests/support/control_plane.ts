@@ -239,14 +239,20 @@ export function kubeconfigText(url: string, caPem: string, token: string): strin
   ].join("\n");
 }
 
-interface Started {
+/** A server process started by {@linkcode startProcess}, its output going to `log`. */
+export interface Started {
+  /** The process. */
   child: Deno.ChildProcess;
+  /** File receiving its standard output and error. */
   log: string;
+  /** True once it has exited. */
   exited: boolean;
+  /** Its exit status, once it exits. */
   status: Promise<Deno.CommandStatus>;
 }
 
-function startProcess(cmd: string, args: string[], log: string, detached = false): Started {
+/** Starts `cmd` with its output in `log` (truncated); `detached` gives it its own process group. */
+export function startProcess(cmd: string, args: string[], log: string, detached = false): Started {
   const file = Deno.openSync(log, { write: true, create: true, truncate: true });
   const child = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", stdin: "null", detached }).spawn();
   const started: Started = { child, log, exited: false, status: child.status };
@@ -269,7 +275,8 @@ function startWatchdog(parent: number, pids: number[]): Deno.ChildProcess {
   return child;
 }
 
-async function stopProcess(p: Started, graceMs: number): Promise<void> {
+/** Sends SIGTERM, and SIGKILL when the process has not exited after `graceMs`; resolves once it has exited. */
+export async function stopProcess(p: Started, graceMs: number): Promise<void> {
   if (p.exited) return;
   try {
     p.child.kill("SIGTERM");

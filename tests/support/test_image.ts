@@ -13,6 +13,8 @@ import { findReference } from "../../scripts/image/oci_layout.ts";
 import { type ImageConfig, unpackImage } from "../../scripts/image/unpack_image.ts";
 import { pickRuntime, type RuntimeKind } from "./image_runtime.ts";
 import { VERSION } from "../../lib/version.ts";
+import { testControlPlane } from "./control_plane.ts";
+import { suiteRelease } from "./release_build.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -64,23 +66,37 @@ export function requireImageRuntime(): void {
   }
 }
 
-/** The OCI layout holding the image tagged {@linkcode VERSION}: `CCM_TEST_IMAGE_LAYOUT`, else built once. */
+/**
+ * The OCI layout holding the image tagged {@linkcode VERSION}: `CCM_TEST_IMAGE_LAYOUT`, else built once per test run
+ * from the run's release ({@linkcode suiteRelease}) into the test control plane's directory, shared by every test
+ * file that runs the image.
+ */
 export function testImageLayout(): Promise<string> {
   layoutPromise ??= (async () => {
     const given = Deno.env.get("CCM_TEST_IMAGE_LAYOUT");
     if (given) return given;
-    const dir = tempRoot();
+    const dest = `${testControlPlane().dir}/image`;
+    try {
+      if ((await Deno.stat(`${dest}/index.json`)).isFile) return dest;
+    } catch { /* not built yet in this run */ }
+    const release = await suiteRelease();
+    const stage = await Deno.makeTempDir({ dir: testControlPlane().dir, prefix: "image-" });
     const started = performance.now();
-    await run("bash", ["scripts/build.sh", "--no-compile", "--out", `${dir}/dist`]);
     await run(Deno.execPath(), [
       "run",
       "--allow-all",
       "scripts/image/build_image.ts",
-      `--dist=${dir}/dist`,
-      `--out=${dir}/image`,
+      `--dist=${release}`,
+      `--out=${stage}/image`,
     ]);
-    console.log(`image ${VERSION} built for the test: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    return `${dir}/image`;
+    try {
+      await Deno.rename(`${stage}/image`, dest);
+    } catch {
+      // Another test file of this run finished the same build first: keep that one.
+    }
+    await Deno.remove(stage, { recursive: true });
+    console.log(`image ${VERSION} built for the test run: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    return dest;
   })();
   return layoutPromise;
 }
