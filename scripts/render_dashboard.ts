@@ -10,9 +10,7 @@
  *
  * @module
  */
-import { findHelm } from "./render_manifest.ts";
-
-const ROOT = new URL("..", import.meta.url).pathname;
+import { helmTemplate, writeOrCheck } from "./render_manifest.ts";
 
 /** The dashboard's source, relative to the repository root. */
 export const DASHBOARD_SOURCE = "chart/dashboards/ankra-cloud-ccm.json";
@@ -49,36 +47,17 @@ export const DASHBOARD_HEADER = [
 
 /** The ConfigMap's whole text: {@linkcode DASHBOARD_HEADER} and what `helm template` prints. */
 export async function renderDashboardManifest(helm?: string): Promise<string> {
-  const output = await new Deno.Command(helm ?? await findHelm(), {
-    args: [...DASHBOARD_HELM_ARGS],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  if (!output.success) {
-    throw new Error(`helm ${DASHBOARD_HELM_ARGS.join(" ")} failed:\n${decoder.decode(output.stderr)}`);
-  }
-  const rendered = decoder.decode(output.stdout).replace(/^---\n/, "").replace(/^\n+/, "");
+  const rendered = (await helmTemplate(DASHBOARD_HELM_ARGS, helm)).replace(/^---\n/, "").replace(/^\n+/, "");
   // Without the namespace, `kubectl apply -n` puts it where the sidecar looks.
   return DASHBOARD_HEADER + rendered.replace(/^ {2}namespace: kube-system\n/m, "").trimEnd() + "\n";
 }
 
 if (import.meta.main) {
-  const rendered = await renderDashboardManifest();
-  const path = `${ROOT}${DASHBOARD_MANIFEST_PATH}`;
-  if (Deno.args.includes("--check")) {
-    let current = "";
-    try {
-      current = await Deno.readTextFile(path);
-    } catch { /* missing: differs */ }
-    if (current !== rendered) {
-      console.error(`${DASHBOARD_MANIFEST_PATH} differs from ${DASHBOARD_SOURCE}: run \`${DASHBOARD_RENDER_COMMAND}\``);
-      Deno.exit(1);
-    }
-    console.log(`${DASHBOARD_MANIFEST_PATH} matches ${DASHBOARD_SOURCE}`);
-  } else {
-    await Deno.writeTextFile(path, rendered);
-    console.log(`wrote ${DASHBOARD_MANIFEST_PATH}`);
-  }
+  await writeOrCheck({
+    path: DASHBOARD_MANIFEST_PATH,
+    rendered: await renderDashboardManifest(),
+    same: (current, rendered) => current === rendered,
+    differs: `${DASHBOARD_MANIFEST_PATH} differs from ${DASHBOARD_SOURCE}: run \`${DASHBOARD_RENDER_COMMAND}\``,
+    source: DASHBOARD_SOURCE,
+  }, Deno.args);
 }

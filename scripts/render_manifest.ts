@@ -65,19 +65,22 @@ export async function findHelm(): Promise<string> {
   return `${dir}/helm`;
 }
 
-/** The manifest's whole text: {@linkcode MANIFEST_HEADER} and what `helm template` prints. */
-export async function renderManifest(helm?: string): Promise<string> {
+/** What `helm` prints for `args` (run in the repository root); throws with helm's message when it fails. */
+export async function helmTemplate(args: readonly string[], helm?: string): Promise<string> {
   const output = await new Deno.Command(helm ?? await findHelm(), {
-    args: [...HELM_TEMPLATE_ARGS],
+    args: [...args],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",
   }).output();
   const decoder = new TextDecoder();
-  if (!output.success) {
-    throw new Error(`helm ${HELM_TEMPLATE_ARGS.join(" ")} failed:\n${decoder.decode(output.stderr)}`);
-  }
-  return MANIFEST_HEADER + decoder.decode(output.stdout).replace(/^\n+/, "");
+  if (!output.success) throw new Error(`helm ${args.join(" ")} failed:\n${decoder.decode(output.stderr)}`);
+  return decoder.decode(output.stdout);
+}
+
+/** The manifest's whole text: {@linkcode MANIFEST_HEADER} and what `helm template` prints. */
+export async function renderManifest(helm?: string): Promise<string> {
+  return MANIFEST_HEADER + (await helmTemplate(HELM_TEMPLATE_ARGS, helm)).replace(/^\n+/, "");
 }
 
 /** Whether two manifests are the same once blank lines are left out (as the Go project compared them). */
@@ -88,22 +91,46 @@ export function sameIgnoringBlankLines(a: string, b: string): boolean {
   return left.length === right.length && left.every((line, i) => line === right[i]);
 }
 
-if (import.meta.main) {
-  const rendered = await renderManifest();
-  const path = `${ROOT}${MANIFEST_PATH}`;
-  if (Deno.args.includes("--check")) {
+/** How {@linkcode writeOrCheck} compares and what it says. */
+export interface RenderedFile {
+  /** The file, relative to the repository root. */
+  path: string;
+  /** Its rendered text. */
+  rendered: string;
+  /** Whether the file on disk still matches. */
+  same(current: string, rendered: string): boolean;
+  /** The error printed when it does not (with `--check`). */
+  differs: string;
+  /** What it was rendered from, for the success line. */
+  source: string;
+}
+
+/** Writes a rendered file, or with `--check` in `args` exits 1 when the file on disk differs from it. */
+export async function writeOrCheck(file: RenderedFile, args: readonly string[]): Promise<void> {
+  const path = `${ROOT}${file.path}`;
+  if (args.includes("--check")) {
     let current = "";
     try {
       current = await Deno.readTextFile(path);
     } catch { /* missing: differs */ }
-    if (!sameIgnoringBlankLines(current, rendered)) {
-      console.error(`${MANIFEST_PATH} differs from what the chart renders: run \`${RENDER_COMMAND}\``);
+    if (!file.same(current, file.rendered)) {
+      console.error(file.differs);
       Deno.exit(1);
     }
-    console.log(`${MANIFEST_PATH} matches the chart`);
+    console.log(`${file.path} matches ${file.source}`);
   } else {
-    await Deno.mkdir(`${ROOT}deploy`, { recursive: true });
-    await Deno.writeTextFile(path, rendered);
-    console.log(`wrote ${MANIFEST_PATH}`);
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    await Deno.writeTextFile(path, file.rendered);
+    console.log(`wrote ${file.path}`);
   }
+}
+
+if (import.meta.main) {
+  await writeOrCheck({
+    path: MANIFEST_PATH,
+    rendered: await renderManifest(),
+    same: sameIgnoringBlankLines,
+    differs: `${MANIFEST_PATH} differs from what the chart renders: run \`${RENDER_COMMAND}\``,
+    source: "the chart",
+  }, Deno.args);
 }

@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
+import { kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { MAIN, startReplica, stop } from "../support/controller_process.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { createServedNode, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
 /** Resolves once the leader has renewed `lease` `count` more times (each renewal is a retry period of the standby's). */
 async function leaseRenewals(lease: string, count: number): Promise<void> {
@@ -199,20 +199,7 @@ Deno.test("a controller SIGKILLed right after creating a load balancer, then res
   const sim = cloud.simulator.sim;
   const service = uniqueName("sigkill");
   const node = uniqueName("sigkill-node");
-  // The node's server, on net-1 at the node's address: members are the servers' addresses on the network.
-  sim.world.addServer(serverSeed({
-    id: `srv-${node}`,
-    hostname: node,
-    zone: "de-fsn1",
-    interfaces: [{ network_id: "net-1", address: "10.0.0.201" }],
-  }));
-  const nodeBody = kubeletNode(node, {
-    providerID: `ankracloud://de-fsn1/srv-${node}`,
-    labels: { "topology.kubernetes.io/zone": "de-fsn1" },
-    addresses: [{ type: "InternalIP", address: "10.0.0.201" }],
-  }) as { spec: { taints: unknown[] } };
-  nodeBody.spec.taints = [];
-  await kubeOk(plane, "POST", "/api/v1/nodes", { body: nodeBody });
+  await createServedNode(plane, sim.world, { name: node, address: "10.0.0.201" });
   const start = () =>
     startReplica([
       "--leader-elect=false",

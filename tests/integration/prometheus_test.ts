@@ -1,5 +1,5 @@
 /**
- * The Grafana dashboard against a real Prometheus: Prometheus scrapes a running controller's HTTPS /metrics with the
+ * The Grafana dashboard against a real Prometheus: Prometheus scrapes the released controller's HTTPS /metrics with the
  * token of a ServiceAccount bound to the chart's metrics reader ClusterRole (delegated authorization, as the chart's
  * ServiceMonitor does), the controller initialises a Node and serves a burst of 20 LoadBalancer Services from the
  * simulator, and every panel's query, evaluated through Prometheus' HTTP API, returns data.
@@ -14,6 +14,7 @@ import { eventually } from "../support/eventually.ts";
 import { helmOk } from "../support/helm.ts";
 import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { type Replica, startReplica, stop } from "../support/controller_process.ts";
+import { releasedLauncher } from "../support/release_build.ts";
 import { type RunningPrometheus, type Sample, startPrometheus } from "../support/prometheus.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
@@ -95,13 +96,20 @@ Deno.test("a real Prometheus scraping the controller answers every dashboard pan
       interfaces: [{ network_id: "net-1", address: "10.0.0.211" }],
     }));
     const port = freePort();
-    replica = startReplica([
-      "--leader-elect=true",
-      `--leader-elect-resource-name=${lease}`,
-      `--secure-port=${port}`,
-      "--bind-address=127.0.0.1",
-      "--cluster-name=prom",
-    ], { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url, ANKRA_CLOUD_NETWORK_ID: "net-1" });
+    replica = startReplica(
+      [
+        "--leader-elect=true",
+        `--leader-elect-resource-name=${lease}`,
+        `--secure-port=${port}`,
+        "--bind-address=127.0.0.1",
+        "--cluster-name=prom",
+      ],
+      { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url, ANKRA_CLOUD_NETWORK_ID: "net-1" },
+      {
+        // The release artifact, as users run it: its runtime, its permission list, its V8 flags.
+        launcher: await releasedLauncher(),
+      },
+    );
     await replica.waitFor(/Ankra Cloud provider initialised/);
     prometheus = await startPrometheus([{ job: JOB, target: `127.0.0.1:${port}`, bearerTokenFile: `${dir}/token` }]);
     const p = prometheus;

@@ -11,9 +11,9 @@
 import assert from "node:assert/strict";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { startReplica, stop } from "../support/controller_process.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
+import { kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/eventually.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { createServedNode, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 import { writeSecretVolume } from "../support/secret_volume.ts";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
 
@@ -59,20 +59,7 @@ Deno.test("a rotated token file is used without a restart: new Services get addr
   const port = freePort();
   const node = uniqueName("rotation-node");
   const services: string[] = [];
-  // The node's server, on net-1 at the node's address: members are the servers' addresses on the network.
-  cloud.simulator.sim.world.addServer(serverSeed({
-    id: `srv-${node}`,
-    hostname: node,
-    zone: "de-fsn1",
-    interfaces: [{ network_id: "net-1", address: "10.0.0.211" }],
-  }));
-  const nodeBody = kubeletNode(node, {
-    providerID: `ankracloud://de-fsn1/srv-${node}`,
-    labels: { "topology.kubernetes.io/zone": "de-fsn1" },
-    addresses: [{ type: "InternalIP", address: "10.0.0.211" }],
-  }) as { spec: { taints: unknown[] } };
-  nodeBody.spec.taints = [];
-  await kubeOk(plane, "POST", "/api/v1/nodes", { body: nodeBody });
+  await createServedNode(plane, cloud.simulator.sim.world, { name: node, address: "10.0.0.211" });
   const createService = async () => {
     const name = uniqueName("rotation");
     services.push(name);

@@ -24,6 +24,11 @@ export interface ReplicaOptions {
    * (lib/runtime_permissions.ts), so the controller is tested as shipped; `all` for `--allow-all`.
    */
   permissions?: "launcher" | "all";
+  /**
+   * A release launcher (`bin/ankra-cloud-ccm` of an unpacked release, see `releasedLauncher`) to run instead of
+   * `main.ts`: the artifact users run, with its own runtime, permissions and V8 flags.
+   */
+  launcher?: string;
 }
 
 /**
@@ -41,8 +46,11 @@ export function startReplica(args: string[], env: Record<string, string> = {}, o
   const permissions = (options.permissions ?? "launcher") === "launcher"
     ? [...permissionFlagsFor(fullArgs, fullEnv), "--no-prompt"]
     : ["--allow-all"];
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...permissions, MAIN, ...fullArgs],
+  const [command, commandArgs] = options.launcher
+    ? [options.launcher, fullArgs]
+    : [Deno.execPath(), ["run", ...permissions, MAIN, ...fullArgs]];
+  const child = new Deno.Command(command, {
+    args: commandArgs,
     env: fullEnv,
     stdout: "piped",
     stderr: "piped",

@@ -53,3 +53,32 @@ export async function controllerTarball(): Promise<{ path: string; directory: st
   const directory = `ankra-cloud-ccm-${VERSION}-linux-${arch}`;
   return { path: `${await suiteRelease()}/${directory}.tar.gz`, directory };
 }
+
+let unpacking: Promise<string> | undefined;
+
+/**
+ * The release launcher (`bin/ankra-cloud-ccm`) of this machine's tarball from {@linkcode suiteRelease}, unpacked once
+ * per test run into the test control plane's directory: the program users install, runtime and flags included.
+ */
+export function releasedLauncher(): Promise<string> {
+  unpacking ??= (async () => {
+    const { path, directory } = await controllerTarball();
+    const root = `${testControlPlane().dir}/installed`;
+    const launcher = `${root}/${directory}/bin/ankra-cloud-ccm`;
+    try {
+      if ((await Deno.stat(launcher)).isFile) return launcher;
+    } catch { /* not unpacked yet in this run */ }
+    const stage = await Deno.makeTempDir({ dir: testControlPlane().dir, prefix: "installed-" });
+    const untar = await new Deno.Command("tar", { args: ["-xzf", path, "-C", stage], stderr: "piped" }).output();
+    if (!untar.success) throw new Error(`tar -xzf ${path} failed: ${new TextDecoder().decode(untar.stderr)}`);
+    await Deno.chmod(stage, 0o755);
+    try {
+      await Deno.rename(stage, root);
+    } catch {
+      // Another test file of this run unpacked it first: keep that one.
+      await Deno.remove(stage, { recursive: true });
+    }
+    return launcher;
+  })();
+  return unpacking;
+}

@@ -6,6 +6,8 @@
 import { AnkraCloudClient, type ClientOptions } from "../../lib/cloud/client.ts";
 import { type RunningSimulator, startSimulator } from "../../simulator/server.ts";
 import * as v from "valibot";
+import type { SharedControlPlane } from "./control_plane.ts";
+import { kubeletNode, kubeOk } from "./kube_http.ts";
 import { parseSeed, type Seed, type SeedServer, SeedServerSchema } from "../../simulator/seed.ts";
 
 /** The operate-scope token every test simulator knows. */
@@ -89,4 +91,29 @@ export async function startTestCloud(
 /** A server for `world.addServer`, with the seed file's defaults (plan, state `started`, no labels or legs). */
 export function serverSeed(input: v.InferInput<typeof SeedServerSchema>): SeedServer {
   return v.parse(SeedServerSchema, input);
+}
+
+/**
+ * An initialised Node (providerID, zone label, no taints) in the control plane, and its server in the simulator's
+ * world at `address` on net-1 — so the Node is a load balancer member at that address.
+ */
+export async function createServedNode(
+  plane: SharedControlPlane,
+  world: { addServer(server: SeedServer): unknown },
+  options: { name: string; address: string },
+): Promise<void> {
+  const { name, address } = options;
+  world.addServer(serverSeed({
+    id: `srv-${name}`,
+    hostname: name,
+    zone: "de-fsn1",
+    interfaces: [{ network_id: "net-1", address }],
+  }));
+  const body = kubeletNode(name, {
+    providerID: `ankracloud://de-fsn1/srv-${name}`,
+    labels: { "topology.kubernetes.io/zone": "de-fsn1" },
+    addresses: [{ type: "InternalIP", address }],
+  }) as { spec: { taints: unknown[] } };
+  body.spec.taints = [];
+  await kubeOk(plane, "POST", "/api/v1/nodes", { body });
 }
