@@ -5,7 +5,7 @@
 # Order of preference:
 #   1. KUBEBUILDER_ASSETS, when it already holds every binary;
 #   2. the versioned cache outside the clone: ${TEST_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ankra-cloud-ccm/test-binaries}/<key>;
-#   3. a build from the Go module proxy (see ../shared/test-control-plane.md), staged and moved into place atomically.
+#   3. a build from the Go module proxy (a wrapper module, below), staged and moved into place atomically.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.35.4}"
