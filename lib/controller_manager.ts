@@ -60,8 +60,8 @@ export interface Controller {
 export type ControllerFactory = (context: ControllerContext) => Controller[];
 
 /** Resolves where the API server is: `--kubeconfig`, else in-cluster; `--master` overrides the server. */
-export function kubeConnection(config: Config): KubeConnectionConfig {
-  const connection = config.kubeconfig ? loadKubeconfigFile(config.kubeconfig) : inClusterConfig();
+export async function kubeConnection(config: Config): Promise<KubeConnectionConfig> {
+  const connection = config.kubeconfig ? await loadKubeconfigFile(config.kubeconfig) : inClusterConfig();
   return config.master ? { ...connection, server: config.master.replace(/\/+$/, "") } : connection;
 }
 
@@ -164,7 +164,7 @@ export async function runController(config: Config, controllers: ControllerFacto
   const metrics = processMetrics();
   let connection: KubeConnectionConfig;
   try {
-    connection = kubeConnection(config);
+    connection = await kubeConnection(config);
   } catch (cause) {
     log.error((cause as Error).message);
     return 1;

@@ -1,6 +1,8 @@
 /**
- * The operating system's trust store, shared by the Kubernetes and the Ankra Cloud clients (TLS is always verified;
- * extra certificate authorities are added to these, never substituted for them).
+ * Which certificate authorities a client trusts (TLS is always verified). The Ankra Cloud client trusts the
+ * operating system's trust store plus `ANKRA_CLOUD_CA_BUNDLE`. A Kubernetes client trusts the cluster's own
+ * certificate authority when the kubeconfig (or the in-cluster ca.crt) gives one, as client-go does, and the system
+ * store only when none is given.
  *
  * @module
  */
@@ -20,4 +22,15 @@ export function systemCaCertificates(): string[] {
     } catch { /* try the next */ }
   }
   return [];
+}
+
+/**
+ * The certificate authorities a Kubernetes client trusts: `clusterCaCerts` alone when there are any (the cluster's
+ * CA, as client-go trusts it), else the operating system's store (`systemCerts`, read only then).
+ */
+export function kubeTrustedCertificates(
+  clusterCaCerts: readonly string[],
+  systemCerts: () => string[] = systemCaCertificates,
+): string[] {
+  return clusterCaCerts.length > 0 ? [...clusterCaCerts] : systemCerts();
 }

@@ -121,7 +121,7 @@ export async function diagnose(
   let clusterProblem: string | undefined;
   if (config) {
     try {
-      connection = kubeConnection(config);
+      connection = await kubeConnection(config);
     } catch (cause) {
       clusterProblem = redact(cause instanceof Error ? cause.message : String(cause));
     }

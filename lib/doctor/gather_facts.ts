@@ -29,7 +29,7 @@ import { KubeApiError } from "../kube/errors.ts";
 import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";
 import { slimNode } from "../kube/slim.ts";
 import { redact } from "../log.ts";
-import { systemCaCertificates } from "../tls.ts";
+import { kubeTrustedCertificates, systemCaCertificates } from "../tls.ts";
 import { USER_AGENT } from "../version.ts";
 import {
   type AccessAnswer,
@@ -67,8 +67,13 @@ export function classifyUnreachable(text: string, timedOut: boolean): Unreachabl
 
 /** Options of {@linkcode checkReachable}. */
 export interface ReachabilityOptions {
-  /** Extra PEM certificate authorities, trusted besides the system roots. */
+  /** Extra PEM certificate authorities, trusted besides the system roots (unless `onlyGivenCa`). */
   caCerts?: string[];
+  /**
+   * Trust `caCerts` alone when there are any, as the Kubernetes client does with the cluster's CA (the system roots
+   * only when none is given).
+   */
+  onlyGivenCa?: boolean;
   /** Client certificate and key, for API servers that want one at the handshake. */
   clientCert?: { cert: string; key: string };
   /** Timeout, milliseconds (default 15 s). */
@@ -80,7 +85,9 @@ export async function checkReachable(url: string, options: ReachabilityOptions =
   let client: Deno.HttpClient;
   try {
     client = Deno.createHttpClient({
-      caCerts: [...systemCaCertificates(), ...(options.caCerts ?? [])],
+      caCerts: options.onlyGivenCa
+        ? kubeTrustedCertificates(options.caCerts ?? [])
+        : [...systemCaCertificates(), ...(options.caCerts ?? [])],
       ...(options.clientCert ? { cert: options.clientCert.cert, key: options.clientCert.key } : {}),
     });
   } catch (cause) {
@@ -212,6 +219,7 @@ export async function gatherClusterFacts(access: ClusterAccess, settings: Doctor
   const { client, connection } = access;
   const reachability = await checkReachable(`${connection.server}/version`, {
     caCerts: connection.caCerts,
+    onlyGivenCa: true,
     clientCert: connection.clientCert,
   });
   const facts: ClusterFacts = { server: connection.server, source: connection.source, reachability, leases: {} };

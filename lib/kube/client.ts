@@ -1,7 +1,8 @@
 /**
- * A small Kubernetes API client over fetch: TLS with the cluster CA (always verified) and optional client
- * certificates, bearer tokens that rotate, client-side QPS/burst like kube components (20/30), 429 `Retry-After`
- * retries, per-request timeouts, typed errors, paginated lists and watches parsed line by line from the stream.
+ * A small Kubernetes API client over fetch: TLS verified against the cluster's CA alone when the configuration gives
+ * one (the system store otherwise), optional client certificates, bearer tokens that rotate, client-side QPS/burst
+ * like kube components (20/30), 429 `Retry-After` retries, per-request timeouts, typed errors, paginated lists and
+ * watches parsed line by line from the stream.
  *
  * @module
  */
@@ -9,7 +10,7 @@ import { USER_AGENT } from "../version.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
 import { abortableSleep } from "../runtime/abort.ts";
-import { systemCaCertificates } from "../tls.ts";
+import { kubeTrustedCertificates } from "../tls.ts";
 import { CredentialSource } from "./credentials.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";
 import { decodeListStream } from "./list_stream.ts";
@@ -92,7 +93,7 @@ export class KubeClient {
   #makeClient(clientCert?: { cert: string; key: string }): Deno.HttpClient {
     this.#clientCertKey = clientCert?.cert;
     return Deno.createHttpClient({
-      caCerts: [...systemCaCertificates(), ...this.config.caCerts],
+      caCerts: kubeTrustedCertificates(this.config.caCerts),
       ...(clientCert ? { cert: clientCert.cert, key: clientCert.key } : {}),
     });
   }

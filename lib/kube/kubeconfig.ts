@@ -2,10 +2,10 @@
  * Where the Kubernetes API is and how to authenticate: a kubeconfig file (clusters, users, contexts; client
  * certificates as files or data, token, tokenFile and exec credential plugins — the forms k3s, kubeadm and managed
  * clusters write) or the in-cluster service account. TLS is always verified: `insecure-skip-tls-verify` is refused.
+ * The YAML parser is loaded only when a kubeconfig file is parsed, so an in-cluster controller never holds it.
  *
  * @module
  */
-import { load as loadYaml } from "js-yaml";
 import * as v from "valibot";
 
 /** An exec credential plugin (`users[].user.exec`). */
@@ -33,7 +33,10 @@ export type AuthSource =
 export interface KubeConnectionConfig {
   /** Base URL, e.g. `https://127.0.0.1:6443`. */
   server: string;
-  /** PEM CAs to trust (the system roots are used too). */
+  /**
+   * PEM CAs to trust: when given, the only ones trusted for the API server (the system roots are not); when empty,
+   * the system roots.
+   */
   caCerts: string[];
   /** PEM client certificate and key. */
   clientCert?: { cert: string; key: string };
@@ -129,7 +132,8 @@ function readFileFor(path: string, what: string, source: string): string {
  *
  * @throws {KubeconfigError} naming the file and what is wrong.
  */
-export function parseKubeconfig(text: string, path: string, context?: string): KubeConnectionConfig {
+export async function parseKubeconfig(text: string, path: string, context?: string): Promise<KubeConnectionConfig> {
+  const { load: loadYaml } = await import("js-yaml");
   let document: unknown;
   try {
     document = loadYaml(text);
@@ -222,8 +226,8 @@ export function parseKubeconfig(text: string, path: string, context?: string): K
 }
 
 /** Reads and parses the kubeconfig file at `path`. */
-export function loadKubeconfigFile(path: string): KubeConnectionConfig {
-  return parseKubeconfig(readFileFor(path, "kubeconfig", "--kubeconfig"), path);
+export async function loadKubeconfigFile(path: string): Promise<KubeConnectionConfig> {
+  return await parseKubeconfig(readFileFor(path, "kubeconfig", "--kubeconfig"), path);
 }
 
 /** Paths of the in-cluster service account. */

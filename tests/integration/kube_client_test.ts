@@ -42,7 +42,7 @@ contexts:
   context: {cluster: t, user: admin}
 current-context: t
 `;
-  const client = new KubeClient(parseKubeconfig(text, `${plane.dir}/kubeconfig-mtls`));
+  const client = new KubeClient(await parseKubeconfig(text, `${plane.dir}/kubeconfig-mtls`));
   try {
     const version = await client.get<{ gitVersion: string }>("/version");
     assert.match(version.gitVersion, /^v1\./);

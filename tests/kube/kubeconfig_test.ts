@@ -25,8 +25,8 @@ current-context: ctx
 `;
 }
 
-Deno.test("a k3s-style kubeconfig with client certificate data is read", () => {
-  const config = parseKubeconfig(
+Deno.test("a k3s-style kubeconfig with client certificate data is read", async () => {
+  const config = await parseKubeconfig(
     kubeconfig(`    client-certificate-data: ${b64("CERT")}\n    client-key-data: ${b64("KEY")}`),
     "/etc/rancher/k3s/k3s.yaml",
   );
@@ -41,7 +41,7 @@ Deno.test("file paths are resolved against the kubeconfig's directory", async ()
   await Deno.writeTextFile(`${dir}/ca.crt`, CA);
   await Deno.writeTextFile(`${dir}/admin.crt`, "CERT");
   await Deno.writeTextFile(`${dir}/admin.key`, "KEY");
-  const config = parseKubeconfig(
+  const config = await parseKubeconfig(
     kubeconfig(
       "    client-certificate: admin.crt\n    client-key: admin.key\n    tokenFile: token",
       "    certificate-authority: ca.crt",
@@ -54,14 +54,14 @@ Deno.test("file paths are resolved against the kubeconfig's directory", async ()
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("tokens and exec plugins are read", () => {
-  assert.deepEqual(parseKubeconfig(kubeconfig("    token: abc"), "/k").auth, { kind: "token", token: "abc" });
-  const exec = parseKubeconfig(
+Deno.test("tokens and exec plugins are read", async () => {
+  assert.deepEqual((await parseKubeconfig(kubeconfig("    token: abc"), "/k")).auth, { kind: "token", token: "abc" });
+  const exec = (await parseKubeconfig(
     kubeconfig(
       "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: ./get-token\n      args: [--cluster, c]\n      env:\n      - name: A\n        value: b\n      interactiveMode: Never",
     ),
     "/home/me/.kube/config",
-  ).auth;
+  )).auth;
   assert.deepEqual(exec, {
     kind: "exec",
     exec: {
@@ -74,24 +74,24 @@ Deno.test("tokens and exec plugins are read", () => {
   });
 });
 
-Deno.test("unverified TLS, plain http, a missing context or half a certificate are refused by name", () => {
-  assert.throws(
+Deno.test("unverified TLS, plain http, a missing context or half a certificate are refused by name", async () => {
+  await assert.rejects(
     () => parseKubeconfig(kubeconfig("    token: x", "    insecure-skip-tls-verify: true"), "/k"),
     /insecure-skip-tls-verify; this controller always verifies TLS/,
   );
-  assert.throws(
+  await assert.rejects(
     () => parseKubeconfig(kubeconfig("    token: x").replace("https://", "http://"), "/k"),
     /is not https/,
   );
-  assert.throws(
+  await assert.rejects(
     () => parseKubeconfig(kubeconfig("    token: x").replace("current-context: ctx", "current-context: other"), "/k"),
     (e: Error) => e instanceof KubeconfigError && /context "other" not found/.test(e.message),
   );
-  assert.throws(
+  await assert.rejects(
     () => parseKubeconfig(kubeconfig(`    client-certificate-data: ${b64("C")}`), "/k"),
     /client certificate without its key/,
   );
-  assert.throws(() => parseKubeconfig("clusters: [oops", "/k"), /\/k: not valid YAML/);
+  await assert.rejects(() => parseKubeconfig("clusters: [oops", "/k"), /\/k: not valid YAML/);
 });
 
 Deno.test("in-cluster configuration reads the service account and brackets IPv6 hosts", async () => {
