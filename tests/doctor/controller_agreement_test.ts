@@ -20,6 +20,7 @@ import {
   serviceIntent,
 } from "../../lib/provider/service_plan.ts";
 import { capabilities, server } from "./doctor_fixtures.ts";
+import { slimService } from "../support/slim_service.ts";
 
 /** A server with its legs: network id → IPv4 address. */
 interface WorldServer {
@@ -82,19 +83,7 @@ function nodesOf(world: World): SlimNode[] {
   }));
 }
 
-const SERVICE: SlimService = {
-  namespace: "default",
-  name: "web",
-  uid: "uid-web",
-  resourceVersion: "1",
-  annotations: {},
-  finalizers: [],
-  type: "LoadBalancer",
-  ports: [{ protocol: "TCP", port: 80, nodePort: 30080 }],
-  ipFamilies: ["IPv4"],
-  loadBalancerSourceRanges: [],
-  ingress: [],
-};
+const SERVICE: SlimService = slimService({ namespace: "default", uid: "uid-web" });
 
 type ControllerDecision =
   | { creates: true; network: string; members: string[]; pair: boolean }

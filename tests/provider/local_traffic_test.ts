@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { SlimNode } from "../../lib/kube/slim.ts";
 import { servingIntent, trafficNodes } from "../../lib/provider/local_traffic.ts";
 import { serviceIntent } from "../../lib/provider/service_plan.ts";
+import { slimService } from "../support/slim_service.ts";
 
 function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
   return {
@@ -51,20 +52,7 @@ Deno.test("endpoints only on nodes that cannot be members leave every node, neve
 });
 
 Deno.test("the members of a Local Service are the ready nodes' addresses", () => {
-  const service = {
-    namespace: "shop",
-    name: "web",
-    uid: "u1",
-    resourceVersion: "1",
-    annotations: {},
-    finalizers: [],
-    type: "LoadBalancer",
-    ports: [{ protocol: "TCP", port: 80, nodePort: 30080 }],
-    ipFamilies: ["IPv4"],
-    loadBalancerSourceRanges: [],
-    ingress: [],
-    externalTrafficPolicy: "Local",
-  };
+  const service = slimService({ externalTrafficPolicy: "Local" });
   const intent = serviceIntent(service, trafficNodes(service, NODES, new Set(["a"])), {
     clusterName: "prod",
     defaults: { highAvailability: "auto" },
@@ -73,20 +61,7 @@ Deno.test("the members of a Local Service are the ready nodes' addresses", () =>
 });
 
 Deno.test("a Local Service's notices about the cluster's nodes are decided over every node", () => {
-  const service = {
-    namespace: "shop",
-    name: "web",
-    uid: "u1",
-    resourceVersion: "1",
-    annotations: {},
-    finalizers: [],
-    type: "LoadBalancer",
-    ports: [{ protocol: "TCP", port: 80, nodePort: 30080 }],
-    ipFamilies: ["IPv4"],
-    loadBalancerSourceRanges: [],
-    ingress: [],
-    externalTrafficPolicy: "Local",
-  };
+  const service = slimService({ externalTrafficPolicy: "Local" });
   // A k3s server running ServiceLB that holds no endpoint of this Service.
   const k3sServer = node("k3s", {
     labels: { "node-role.kubernetes.io/control-plane": "true" },

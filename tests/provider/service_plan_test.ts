@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
+import type { SlimNode } from "../../lib/kube/slim.ts";
 import { serviceNetworkMembers } from "../../lib/provider/load_balancer_network.ts";
+import { slimService } from "../support/slim_service.ts";
 import {
   chooseZone,
   eligibleNodes,
@@ -28,28 +29,11 @@ function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
   };
 }
 
-function service(extra: Partial<SlimService> = {}): SlimService {
-  return {
-    namespace: "shop",
-    name: "web",
-    uid: "u1",
-    resourceVersion: "1",
-    annotations: {},
-    finalizers: [],
-    type: "LoadBalancer",
-    ports: [{ protocol: "TCP", port: 80, nodePort: 30080 }],
-    ipFamilies: ["IPv4"],
-    loadBalancerSourceRanges: [],
-    ingress: [],
-    ...extra,
-  };
-}
-
 const noticeOf = (intent: ReturnType<typeof serviceIntent>, topic: string) =>
   intent.notices.find((n) => n.topic === topic)?.message;
 
 Deno.test("ports: TCP with node ports forwarded; other protocols listed; missing node ports reported", () => {
-  const plan = portPlan(service({
+  const plan = portPlan(slimService({
     ports: [
       { protocol: "TCP", port: 80, nodePort: 30080 },
       { protocol: "UDP", port: 53, nodePort: 30053 },
@@ -78,19 +62,19 @@ Deno.test("eligible nodes: not being deleted, not excluded (any value but false)
 });
 
 Deno.test("IP families: IPv6 first, both when none are set", () => {
-  assert.deepEqual(serviceFamilies(service({ ipFamilies: [] })), [6, 4]);
-  assert.deepEqual(serviceFamilies(service({ ipFamilies: ["IPv4", "IPv6"] })), [6, 4]);
-  assert.deepEqual(serviceFamilies(service({ ipFamilies: ["IPv4"] })), [4]);
+  assert.deepEqual(serviceFamilies(slimService({ ipFamilies: [] })), [6, 4]);
+  assert.deepEqual(serviceFamilies(slimService({ ipFamilies: ["IPv4", "IPv6"] })), [6, 4]);
+  assert.deepEqual(serviceFamilies(slimService({ ipFamilies: ["IPv4"] })), [4]);
 });
 
 Deno.test("which Services are served, and when the load balancer must go", () => {
-  assert.ok(wantsLoadBalancer(service()));
-  assert.ok(!wantsLoadBalancer(service({ loadBalancerClass: "other.io/lb" })));
-  assert.ok(wantsLoadBalancer(service({ loadBalancerClass: "ankra.cloud/lb" }), "ankra.cloud/lb"));
-  assert.ok(!needsCleanup(service()));
-  assert.ok(needsCleanup(service({ finalizers: [FINALIZER], type: "ClusterIP" })));
-  assert.ok(needsCleanup(service({ finalizers: [FINALIZER], deletionTimestamp: "2026-01-01T00:00:00Z" })));
-  assert.ok(!needsCleanup(service({ type: "ClusterIP" })), "without the finalizer there is nothing to clean up");
+  assert.ok(wantsLoadBalancer(slimService()));
+  assert.ok(!wantsLoadBalancer(slimService({ loadBalancerClass: "other.io/lb" })));
+  assert.ok(wantsLoadBalancer(slimService({ loadBalancerClass: "ankra.cloud/lb" }), "ankra.cloud/lb"));
+  assert.ok(!needsCleanup(slimService()));
+  assert.ok(needsCleanup(slimService({ finalizers: [FINALIZER], type: "ClusterIP" })));
+  assert.ok(needsCleanup(slimService({ finalizers: [FINALIZER], deletionTimestamp: "2026-01-01T00:00:00Z" })));
+  assert.ok(!needsCleanup(slimService({ type: "ClusterIP" })), "without the finalizer there is nothing to clean up");
 });
 
 Deno.test("only nodes matched to Ankra servers are members: a foreign or unmatched node never is", () => {
@@ -106,7 +90,7 @@ Deno.test("only nodes matched to Ankra servers are members: a foreign or unmatch
     }),
     node("plain", { providerID: undefined }),
   ];
-  const intent = serviceIntent(service(), nodes, OPTIONS);
+  const intent = serviceIntent(slimService(), nodes, OPTIONS);
   assert.deepEqual(intent.nodes.map((n) => n.name), ["ankra-1"]);
   assert.deepEqual(intent.members.map((m) => m.node), ["ankra-1"], "10.0.0.99 of the AWS node is not a member");
   assert.equal(intent.pendingNodes, 1, "the joining node will be matched soon");
@@ -136,10 +120,10 @@ Deno.test("one unmatched node does not block the network choice: only matched no
     node("orphan", { providerID: undefined, addresses: [{ type: "InternalIP", address: "192.168.1.5" }] }),
     node("foreign", { providerID: "aws:///x/i-1", addresses: [{ type: "InternalIP", address: "172.16.0.5" }] }),
   ];
-  const intent = serviceIntent(service(), nodes, OPTIONS);
+  const intent = serviceIntent(slimService(), nodes, OPTIONS);
   const chosen = serviceNetworkMembers(intent, [4], { networks });
   assert.ok(chosen.ok && chosen.networkId === "net-1");
-  const split = serviceIntent(service(), [...nodes, node("ankra-3")], OPTIONS);
+  const split = serviceIntent(slimService(), [...nodes, node("ankra-3")], OPTIONS);
   const refused = serviceNetworkMembers(split, [4], { networks });
   assert.ok(!refused.ok && /do not share one Ankra private network/.test(refused.problem));
   const named = serviceNetworkMembers(split, [4], { networks, defaultNetworkId: "net-2" });
@@ -148,13 +132,17 @@ Deno.test("one unmatched node does not block the network choice: only matched no
 
 Deno.test("a Service with no TCP port creates nothing, and says so once with the ports it cannot forward", () => {
   for (const protocol of ["UDP", "SCTP"]) {
-    const intent = serviceIntent(service({ ports: [{ protocol, port: 53, nodePort: 30053 }] }), [node("n1")], OPTIONS);
+    const intent = serviceIntent(
+      slimService({ ports: [{ protocol, port: 53, nodePort: 30053 }] }),
+      [node("n1")],
+      OPTIONS,
+    );
     assert.ok(intent.waitFor, `${protocol}-only: nothing may be created`);
     assert.equal(intent.waitFor.reported, true, "the UnsupportedPort Warning is the report");
     assert.match(noticeOf(intent, "ports")!, new RegExp(`53/${protocol}.*no TCP port, so no load balancer is made`));
   }
   const mixed = serviceIntent(
-    service({
+    slimService({
       ports: [{ protocol: "TCP", port: 80, nodePort: 30080 }, { protocol: "UDP", port: 53, nodePort: 30053 }],
     }),
     [node("n1")],
@@ -166,13 +154,13 @@ Deno.test("a Service with no TCP port creates nothing, and says so once with the
 
 Deno.test("invalid annotations and missing node ports wait for the user; the first with its own Warning", () => {
   const invalid = serviceIntent(
-    service({ annotations: { "load-balancer.ankra.cloud/health-check-type": "udp" } }),
+    slimService({ annotations: { "load-balancer.ankra.cloud/health-check-type": "udp" } }),
     [node("n1")],
     OPTIONS,
   );
   assert.equal(invalid.waitFor?.reported, true);
   assert.match(noticeOf(invalid, "annotations")!, /health-check-type must be tcp, http or none, not "udp"/);
-  const noNodePort = serviceIntent(service({ ports: [{ protocol: "TCP", port: 80 }] }), [node("n1")], OPTIONS);
+  const noNodePort = serviceIntent(slimService({ ports: [{ protocol: "TCP", port: 80 }] }), [node("n1")], OPTIONS);
   assert.equal(noNodePort.waitFor?.reported, false, "reported as SyncLoadBalancerFailed by the controller");
   assert.match(noNodePort.waitFor!.message, /allocateLoadBalancerNodePorts must not be false/);
 });
@@ -183,30 +171,30 @@ Deno.test("the zone: annotation, default, else the zone most nodes are in", () =
     node("b", { labels: { "topology.kubernetes.io/zone": "de-fsn1" } }),
     node("c", { labels: {}, providerID: "ankracloud://de-fsn1/c" }),
   ];
-  const intent = serviceIntent(service(), nodes, OPTIONS);
+  const intent = serviceIntent(slimService(), nodes, OPTIONS);
   assert.deepEqual(chooseZone(intent), { ok: true, value: "de-fsn1" }, "two of three nodes are in de-fsn1");
   assert.deepEqual(chooseZone(intent, "de-hel1"), { ok: true, value: "de-hel1" });
   const annotated = serviceIntent(
-    service({ annotations: { "load-balancer.ankra.cloud/zone": "de-ham1" } }),
+    slimService({ annotations: { "load-balancer.ankra.cloud/zone": "de-ham1" } }),
     nodes,
     OPTIONS,
   );
   assert.deepEqual(chooseZone(annotated, "de-hel1"), { ok: true, value: "de-ham1" });
-  const none = chooseZone(serviceIntent(service(), [], OPTIONS));
+  const none = chooseZone(serviceIntent(slimService(), [], OPTIONS));
   assert.ok(!none.ok && /set the load-balancer.ankra.cloud\/zone annotation or ANKRA_CLOUD_ZONE/.test(none.problem));
 });
 
 Deno.test("source ranges are named as not enforced; externalTrafficPolicy: Local is honoured, not refused", () => {
   const intent = serviceIntent(
-    service({ loadBalancerSourceRanges: ["10.0.0.0/8"], externalTrafficPolicy: "Local" }),
+    slimService({ loadBalancerSourceRanges: ["10.0.0.0/8"], externalTrafficPolicy: "Local" }),
     [node("n1")],
     OPTIONS,
   );
   assert.match(noticeOf(intent, "settings")!, /loadBalancerSourceRanges \(10.0.0.0\/8\) is not enforced/);
   assert.doesNotMatch(noticeOf(intent, "settings")!, /Local/);
-  const local = serviceIntent(service({ externalTrafficPolicy: "Local" }), [node("n1")], OPTIONS);
+  const local = serviceIntent(slimService({ externalTrafficPolicy: "Local" }), [node("n1")], OPTIONS);
   assert.equal(noticeOf(local, "settings"), undefined);
-  assert.equal(noticeOf(serviceIntent(service(), [node("n1")], OPTIONS), "settings"), undefined);
+  assert.equal(noticeOf(serviceIntent(slimService(), [node("n1")], OPTIONS), "settings"), undefined);
 });
 
 Deno.test("k3s servers started without --disable=servicelb are found in every spelling of the flag", async () => {
