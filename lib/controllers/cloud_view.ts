@@ -51,6 +51,7 @@ export class CloudView {
   #regions = new Map<string, string>();
   #zonesListed = false;
   #unknownZonesTried = new Map<string, number>();
+  #listingZones?: Promise<void>;
   #lastList = 0;
   /** When a confirming list is due after a server went missing (0: none). */
   #confirmAt = 0;
@@ -209,14 +210,16 @@ export class CloudView {
   }
 
   /**
-   * Reads the interfaces of `ids` ahead of the nodes' own passes — for a burst of joining nodes. A few are read one
-   * by one (side by side); many at once come from the networks instead: one `list_networks` and one `get_network`
+   * Reads the interfaces of `ids` (the servers of every node still joining) ahead of the nodes' own passes — for a
+   * burst of joining nodes. A few are read one by one (side by side); many at once come from the networks instead: one `list_networks` and one `get_network`
    * per network hold every server's legs, so a thousand joining nodes cost a handful of calls, not a thousand.
    * Failures are left to the node's own pass.
    */
   async prefetchInterfaces(ids: string[], concurrency = 8): Promise<void> {
     const queue = ids.filter((id) => this.#servers.has(id) && !this.#servers.get(id)!.interfaces);
-    if (queue.length > BULK_INTERFACES_FROM) {
+    // The burst is every joining node's server, also those whose legs an earlier window already read: nodes that
+    // trickle in over a few windows still make one burst, not a read per node.
+    if (ids.length > BULK_INTERFACES_FROM && queue.length > 0) {
       if (await this.#interfacesFromNetworks().catch(() => false)) return;
     }
     const worker = async () => {
@@ -269,15 +272,21 @@ export class CloudView {
     }));
   }
 
-  /** The zone's region; `list_zones` runs once, and again (at most every 10 minutes) for an unknown zone. */
+  /**
+   * The zone's region; `list_zones` runs once (callers asking at the same time share it), and again (at most every 10
+   * minutes) for an unknown zone.
+   */
   async region(zone: string): Promise<string | undefined> {
     const known = this.#regions.get(zone);
     if (known) return known;
     const tried = this.#unknownZonesTried.get(zone);
     if (this.#zonesListed && tried !== undefined && performance.now() - tried < 600_000) return undefined;
-    const zones = await this.#cloud.listZones();
-    this.#zonesListed = true;
-    for (const z of zones) this.#regions.set(z.name, z.region);
+    // Nodes that join together ask at the same time: they share one list.
+    this.#listingZones ??= this.#cloud.listZones().then((zones) => {
+      this.#zonesListed = true;
+      for (const z of zones) this.#regions.set(z.name, z.region);
+    }).finally(() => this.#listingZones = undefined);
+    await this.#listingZones;
     if (!this.#regions.has(zone)) {
       this.#unknownZonesTried.set(zone, performance.now());
       log.info(2, "zone is not listed; the node gets no region label", { zone });

@@ -69,6 +69,8 @@ export class NodeController {
   readonly name = "cloud-node";
   readonly #options: NodeControllerOptions;
   readonly #queue: WorkQueue;
+  /** Joining nodes whose servers' interfaces are about to be read together: the read each one waits for. */
+  readonly #joining = new Map<string, Promise<void>>();
 
   /** Creates the controller. */
   constructor(options: NodeControllerOptions) {
@@ -84,22 +86,30 @@ export class NodeController {
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const { nodes, view, refreshPeriodMs } = this.#options;
-    const joining = new Set<string>();
-    let prefetch: ReturnType<typeof setTimeout> | undefined;
-    // Nodes that join together get their servers' interfaces read side by side, not one worker pass at a time.
+    // Nodes that join together get their servers' interfaces read together, before their own passes ask for them.
+    let window: { names: Set<string>; read: PromiseWithResolvers<void> } | undefined;
+    let windowTimer: ReturnType<typeof setTimeout> | undefined;
     const prefetchSoon = (name: string) => {
-      joining.add(name);
-      prefetch ??= setTimeout(() => {
-        prefetch = undefined;
-        const ids = [...joining].flatMap((n) => {
-          const node = nodes.store.get(n);
-          return node ? this.#knownServerIds(node) : [];
-        });
-        joining.clear();
-        if (ids.length > 1) view.prefetchInterfaces(ids);
-      }, 100);
+      if (this.#joining.has(name)) return;
+      if (!window) {
+        const current = window = { names: new Set<string>(), read: Promise.withResolvers<void>() };
+        windowTimer = setTimeout(() => {
+          window = undefined;
+          const ids = nodes.store.list().filter(isUninitialized).flatMap((node) => this.#knownServerIds(node));
+          const read = ids.length > 1 ? view.prefetchInterfaces(ids) : Promise.resolve();
+          read.catch(() => {}).finally(() => {
+            for (const joined of current.names) this.#joining.delete(joined);
+            current.read.resolve();
+          });
+        }, 100);
+      }
+      window.names.add(name);
+      this.#joining.set(name, window.read.promise);
     };
-    signal.addEventListener("abort", () => clearTimeout(prefetch), { once: true });
+    signal.addEventListener("abort", () => {
+      clearTimeout(windowTimer);
+      window?.read.resolve();
+    }, { once: true });
     nodes.onChange((change) => {
       if (signal.aborted) return;
       if (change.type === "deleted") return;
@@ -217,6 +227,7 @@ export class NodeController {
     let metadata: InstanceMetadata;
     try {
       server = await this.#findServer(node);
+      await this.#joining.get(name);
       metadata = await this.#metadata(server);
     } catch (cause) {
       if (cause instanceof WaitingForUser) {

@@ -370,7 +370,8 @@ Deno.test("fifty nodes joining at once get their servers' legs from the networks
       "all initialised",
     );
     const perNode = sim.count("list_server_interfaces") - interfaceCalls;
-    assert.ok(perNode < 10, `${perNode} list_server_interfaces calls for 50 nodes`);
+    // Only nodes that arrived before the burst was seen (its first 100 ms window, at most 10) are read one by one.
+    assert.ok(perNode <= 10, `${perNode} list_server_interfaces calls for 50 nodes`);
     assert.ok(sim.count("get_network") >= 1, "the legs came from get_network");
     const node = await getNode(names[7]);
     assert.ok(
