@@ -86,27 +86,80 @@ export interface SlimService {
   ingress: { ip?: string; hostname?: string; ipMode?: string }[];
 }
 
+/**
+ * Values that stand on every Node or Service (address types, taint keys and effects, Service types, …). A decoded
+ * document holds its own copy of each string; the slim copies hold the one kept here, so a thousand Nodes carry one
+ * `node.cloudprovider.kubernetes.io/uninitialized`, not a thousand.
+ */
+const COMMON_VALUES = new Map(
+  [
+    "InternalIP",
+    "ExternalIP",
+    "Hostname",
+    "InternalDNS",
+    "ExternalDNS",
+    "NoSchedule",
+    "PreferNoSchedule",
+    "NoExecute",
+    "node.cloudprovider.kubernetes.io/uninitialized",
+    "node.cloudprovider.kubernetes.io/shutdown",
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/network-unavailable",
+    "node-role.kubernetes.io/control-plane",
+    "LoadBalancer",
+    "ClusterIP",
+    "NodePort",
+    "ExternalName",
+    "TCP",
+    "UDP",
+    "SCTP",
+    "IPv4",
+    "IPv6",
+    "None",
+    "ClientIP",
+    "Cluster",
+    "Local",
+    "http",
+    "https",
+    "amd64",
+    "arm64",
+    "linux",
+  ].map((value) => [value, value]),
+);
+
+/** The kept copy of `value` when it is a common one, else `value` itself. */
+function common(value: string): string {
+  return COMMON_VALUES.get(value) ?? value;
+}
+
 /** Slims a Node. */
 export function slimNode(node: V1Node): SlimNode {
+  const name = node.metadata!.name!;
+  // The kubelet repeats the node's name as its hostname label and Hostname address: keep one string.
+  const named = (value: string) => value === name ? name : common(value);
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(node.metadata?.labels ?? {})) labels[key] = named(value);
   const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status;
   return {
-    name: node.metadata!.name!,
+    name,
     uid: node.metadata!.uid ?? "",
     resourceVersion: node.metadata!.resourceVersion ?? "",
     creationTimestamp: toIso(node.metadata?.creationTimestamp),
     deletionTimestamp: node.metadata?.deletionTimestamp ? toIso(node.metadata.deletionTimestamp) : undefined,
     providerID: node.spec?.providerID || undefined,
-    labels: { ...node.metadata?.labels },
+    labels,
     providedNodeIP: node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION],
     k3sNodeArgs: node.metadata?.annotations?.[K3S_NODE_ARGS_ANNOTATION],
     taints: (node.spec?.taints ?? []).map((t) => ({
-      key: t.key,
+      key: common(t.key),
       value: t.value,
-      effect: t.effect,
+      effect: common(t.effect),
       timeAdded: t.timeAdded ? toIso(t.timeAdded) : undefined,
     })),
-    addresses: (node.status?.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
-    ready: ready === "True" || ready === "False" || ready === "Unknown" ? ready : undefined,
+    addresses: (node.status?.addresses ?? []).map((a) => ({ type: common(a.type), address: named(a.address) })),
+    ready: ready === "True" ? "True" : ready === "False" ? "False" : ready === "Unknown" ? "Unknown" : undefined,
   };
 }
 
@@ -125,18 +178,18 @@ export function slimService(service: V1Service): SlimService {
     deletionTimestamp: service.metadata?.deletionTimestamp ? toIso(service.metadata.deletionTimestamp) : undefined,
     annotations,
     finalizers: [...service.metadata?.finalizers ?? []],
-    type: spec.type ?? "ClusterIP",
+    type: common(spec.type ?? "ClusterIP"),
     loadBalancerClass: spec.loadBalancerClass,
     ports: (spec.ports ?? []).map((p) => ({
-      name: p.name,
-      protocol: p.protocol ?? "TCP",
+      name: p.name === undefined ? undefined : common(p.name),
+      protocol: common(p.protocol ?? "TCP"),
       port: p.port,
       nodePort: p.nodePort,
-      appProtocol: p.appProtocol,
+      appProtocol: p.appProtocol === undefined ? undefined : common(p.appProtocol),
     })),
-    ipFamilies: [...spec.ipFamilies ?? []],
-    sessionAffinity: spec.sessionAffinity,
-    externalTrafficPolicy: spec.externalTrafficPolicy,
+    ipFamilies: (spec.ipFamilies ?? []).map(common),
+    sessionAffinity: spec.sessionAffinity === undefined ? undefined : common(spec.sessionAffinity),
+    externalTrafficPolicy: spec.externalTrafficPolicy === undefined ? undefined : common(spec.externalTrafficPolicy),
     healthCheckNodePort: spec.healthCheckNodePort,
     loadBalancerSourceRanges: [...spec.loadBalancerSourceRanges ?? []],
     allocateLoadBalancerNodePorts: spec.allocateLoadBalancerNodePorts,

@@ -5,6 +5,9 @@
  * the user (no backoff, a slow recheck), and shutdown waits for the handlers in flight. This is the one place that
  * decides between retry, look-again-later and wait-for-the-user.
  *
+ * Delayed keys share one timer, armed for the earliest: a thousand served Services each waiting for its drift check
+ * hold a thousand numbers, not a thousand runtime timers (each a timer object, its closures and a pending promise).
+ *
  * @module
  */
 import * as log from "../log.ts";
@@ -36,7 +39,11 @@ export class WorkQueue {
   readonly #processing = new Set<string>();
   readonly #dirty = new Set<string>();
   readonly #failures = new Map<string, number>();
-  readonly #timers = new Map<string, { at: number; timer: ReturnType<typeof setTimeout> }>();
+  /** When each delayed key is due (`performance.now()` time). */
+  readonly #due = new Map<string, number>();
+  /** The one timer, armed for the earliest due key, and when it fires. */
+  #timer?: ReturnType<typeof setTimeout>;
+  #timerAt = Infinity;
   readonly #addedAt = new Map<string, number>();
   #waiters: (() => void)[] = [];
   #shuttingDown = false;
@@ -87,11 +94,7 @@ export class WorkQueue {
   /** Adds `key` now (no-op if already waiting). */
   add(key: string): void {
     if (this.#shuttingDown) return;
-    const pending = this.#timers.get(key);
-    if (pending) {
-      clearTimeout(pending.timer);
-      this.#timers.delete(key);
-    }
+    this.#due.delete(key);
     if (this.#processing.has(key)) {
       this.#dirty.add(key);
       return;
@@ -110,14 +113,31 @@ export class WorkQueue {
     if (this.#shuttingDown) return;
     if (delayMs <= 0) return this.add(key);
     const at = performance.now() + delayMs;
-    const pending = this.#timers.get(key);
-    if (pending && pending.at <= at) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
-      this.#timers.delete(key);
-      this.add(key);
-    }, delayMs);
-    this.#timers.set(key, { at, timer });
+    const pending = this.#due.get(key);
+    if (pending !== undefined && pending <= at) return;
+    this.#due.set(key, at);
+    if (at < this.#timerAt) this.#arm(at);
+  }
+
+  #arm(at: number): void {
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => this.#fire(), Math.max(0, at - performance.now()));
+  }
+
+  /** Adds every key that is due and arms the timer for the next one. */
+  #fire(): void {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    const due: string[] = [];
+    for (const [key, at] of this.#due) {
+      if (at <= now) due.push(key);
+      else next = Math.min(next, at);
+    }
+    for (const key of due) this.add(key);
+    if (next < Infinity) this.#arm(next);
   }
 
   /** The backoff for the next failure of `key`: base × 2^(failures), capped. */
@@ -140,7 +160,7 @@ export class WorkQueue {
    * for all keys at once, such as a rotated API token.
    */
   retryFailedNow(): void {
-    for (const key of [...this.#timers.keys()]) if (this.#failures.has(key)) this.add(key);
+    for (const key of [...this.#due.keys()]) if (this.#failures.has(key)) this.add(key);
   }
 
   /** Forgets the failures of `key`. */
@@ -208,8 +228,10 @@ export class WorkQueue {
   /** Stops taking keys, cancels delayed adds and waits for the handlers in flight. */
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
-    for (const { timer } of this.#timers.values()) clearTimeout(timer);
-    this.#timers.clear();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    this.#due.clear();
     for (const wake of this.#waiters.splice(0)) wake();
     await Promise.all(this.#workers);
   }

@@ -99,3 +99,25 @@ Deno.test("shutdown waits for the handler in flight and drops delayed keys", asy
   await stopping;
   assert.ok(finished);
 });
+
+Deno.test("delayed keys come due in the order of their times, an earlier add wins, and add() cancels the delay", async () => {
+  const queue = new WorkQueue({ name: "t" });
+  const seen: { key: string; at: number }[] = [];
+  const started = performance.now();
+  queue.start((key) => {
+    seen.push({ key, at: performance.now() - started });
+    return Promise.resolve();
+  });
+  queue.addAfter("c", 90);
+  queue.addAfter("a", 30);
+  queue.addAfter("b", 60);
+  queue.addAfter("a", 500); // later than the pending add: ignored (else "a" would come after "c")
+  queue.addAfter("b", 10); // earlier: wins
+  queue.addAfter("now", 10_000);
+  queue.add("now"); // handled at once, its delayed add forgotten
+  await eventually(() => seen.length >= 4, 2_000, "four keys handled");
+  await queue.shutdown();
+  assert.deepEqual(seen.map((s) => s.key), ["now", "b", "a", "c"]);
+  const at = Object.fromEntries(seen.map((s) => [s.key, s.at]));
+  assert.ok(at.b >= 9 && at.a >= 29 && at.c >= 89, `due times kept: ${JSON.stringify(at)}`);
+});
