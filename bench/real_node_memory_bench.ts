@@ -5,7 +5,7 @@
  * `memory.max_usage_in_bytes`, `memory.stat`; v2: `memory.current`, `memory.peak`, `memory.stat`) and the process's
  * VmRSS/VmHWM, 20 samples 0.5 s apart once every Service has its address.
  *
- *     source scripts/env.sh && KUBEBUILDER_ASSETS="$(bash scripts/test_binaries.sh)" deno run -A bench/real_node_memory_bench.ts
+ *     source scripts/env.sh && deno task bench:real-node-memory
  *
  * Needs what
  * tests/integration/real_node_test.ts needs (root, runc, iptables, skopeo, Go, gcc). Writes
@@ -156,8 +156,7 @@ const report = [
   `${mib(limit)} MiB) serving its own Node and ${SERVICES} LoadBalancer Services against the simulator; every ` +
   `Service had its address ${servedSeconds.toFixed(1)} s after the pod became Ready. Last of 20 samples 0.5 s apart.`,
   "",
-  'Command: `source scripts/env.sh && KUBEBUILDER_ASSETS="$(bash scripts/test_binaries.sh)" deno run -A ' +
-  "bench/real_node_memory_bench.ts` (as root).",
+  "Command: `source scripts/env.sh && deno task bench:real-node-memory` (as root).",
   "",
   "| what | MiB |",
   "| --- | --- |",
