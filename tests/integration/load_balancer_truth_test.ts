@@ -123,6 +123,38 @@ Deno.test("with no change at all, a deleted load balancer is made again within t
   }
 });
 
+Deno.test("a node joining after the load balancer was deleted: the 404 on its member update makes a new one", async () => {
+  // A drift period far beyond the test: only the failed member update can make the controller look.
+  await using env = await startServiceController({ driftCheckMs: 600_000 });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("lost-member");
+  await createService(name);
+  let joined: string[] = [];
+  try {
+    const old = await servedLoadBalancer(env, name);
+    await deleteBehindTheControllersBack(env, old.id);
+    const replaces = sim.count("replace_load_balancer_members");
+    const started = performance.now();
+    // A node change is a cheap pass: it trusts where the load balancer is and sends the new members there.
+    joined = await createNodes(1);
+    const fresh = await servedLoadBalancer(env, name);
+    const seconds = (performance.now() - started) / 1000;
+    assert.notEqual(fresh.id, old.id, "a new load balancer");
+    assert.ok(sim.count("replace_load_balancer_members") > replaces, "the member update was sent (and found it gone)");
+    assert.equal(fresh.backends[0].members.length, 2, "both nodes are members of the new one");
+    assert.ok(seconds < 10, `recreated ${seconds.toFixed(1)} s after the node joined`);
+    const lbs = [...sim.loadBalancers.items.values()].filter((l) =>
+      l.labels["ccm.ankra.cloud/service"] === `${NS}/${name}`
+    );
+    assert.equal(lbs.length, 1, "exactly one load balancer for the Service");
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000, "service gone");
+    await deleteNodes([...nodes, ...joined]);
+  }
+});
+
 Deno.test("a request the API refuses as invalid is a Warning naming the API's reason and waits for the user", async () => {
   const metrics = new MetricsRegistry();
   await using env = await startServiceController({ metrics });
