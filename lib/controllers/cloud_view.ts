@@ -211,8 +211,9 @@ export class CloudView {
 
   /**
    * Reads the interfaces of `ids` (the servers of every node still joining) ahead of the nodes' own passes — for a
-   * burst of joining nodes. A few are read one by one (side by side); many at once come from the networks instead: one `list_networks` and one `get_network`
-   * per network hold every server's legs, so a thousand joining nodes cost a handful of calls, not a thousand.
+   * burst of joining nodes. A few are read one by one (side by side); many at once come from the networks instead:
+   * one `list_networks` and one `get_network` per network hold every server's legs, so a thousand joining nodes cost
+   * a handful of calls, not a thousand.
    * Failures are left to the node's own pass.
    */
   async prefetchInterfaces(ids: string[], concurrency = 8): Promise<void> {
