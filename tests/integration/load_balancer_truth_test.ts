@@ -24,15 +24,20 @@ import { type RunningServiceController, startServiceController } from "../suppor
 import { isNotFound } from "../../lib/cloud/errors.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 
+/** The load balancers in the simulator labelled for the Service. */
+function loadBalancersOf(env: RunningServiceController, name: string) {
+  return [...env.cloud.simulator.sim.loadBalancers.items.values()].filter((l) =>
+    l.labels["ccm.ankra.cloud/service"] === `${NS}/${name}`
+  );
+}
+
 /** The Service's load balancer in the simulator, once it serves the Service's status. */
 async function servedLoadBalancer(env: RunningServiceController, name: string) {
   const sim = env.cloud.simulator.sim;
   let id = "";
   await eventually(
     async () => {
-      const lb = [...sim.loadBalancers.items.values()].find((l) =>
-        l.labels["ccm.ankra.cloud/service"] === `${NS}/${name}`
-      );
+      const lb = loadBalancersOf(env, name)[0];
       if (!lb || lb.state !== "running") return false;
       const ips = ingressIps(await getService(name));
       id = lb.id;
@@ -144,10 +149,7 @@ Deno.test("a node joining after the load balancer was deleted: the 404 on its me
     assert.ok(sim.count("replace_load_balancer_members") > replaces, "the member update was sent (and found it gone)");
     assert.equal(fresh.backends[0].members.length, 2, "both nodes are members of the new one");
     assert.ok(seconds < 10, `recreated ${seconds.toFixed(1)} s after the node joined`);
-    const lbs = [...sim.loadBalancers.items.values()].filter((l) =>
-      l.labels["ccm.ankra.cloud/service"] === `${NS}/${name}`
-    );
-    assert.equal(lbs.length, 1, "exactly one load balancer for the Service");
+    assert.equal(loadBalancersOf(env, name).length, 1, "exactly one load balancer for the Service");
   } finally {
     await deleteService(name);
     await eventually(async () => !(await serviceExists(name)), 15_000, "service gone");
