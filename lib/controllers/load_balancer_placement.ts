@@ -1,8 +1,8 @@
 /**
  * Step 4 of a pass over a Service: where a new load balancer goes — its zone, its private network and each node's
- * member address on that network (the rule the doctor checks with), and whether it is an HA pair — from cached
- * facts of the account. A Service whose nodes have no address on the network waits for the user before anything is
- * created.
+ * member addresses (the rule the doctor checks with: the server's leg on the network, for IPv6 else its public
+ * address), and whether it is an HA pair — from cached facts of the account. A Service none of whose nodes has an
+ * address waits for the user before anything is created; nodes left out of some family are a notice.
  *
  * @module
  */
@@ -15,6 +15,7 @@ import type { DesiredMember } from "../provider/member_selection.ts";
 import {
   chooseZone,
   type LoadBalancerDefaults,
+  type Notice,
   serviceFamilies,
   type ServiceIntent,
 } from "../provider/service_plan.ts";
@@ -28,14 +29,32 @@ export interface Placement {
   create: CreateLoadBalancerInput;
   /** Set when it is a single VM: why (the `SingleNodeLoadBalancer` event). */
   singleReason?: string;
-  /** The members: each chosen node's address on the load balancer's network. */
+  /** The members: each chosen node's addresses for the load balancer's network. */
   members: DesiredMember[];
+  /** Nodes left out of some IP family (the `member-addresses` notice; no message when none is). */
+  notice: Notice;
+}
+
+/** The placement's members and the notice about nodes left out of some family. */
+export interface PlacedMembers {
+  /** The network's id. */
+  networkId: string;
+  /** The members. */
+  members: DesiredMember[];
+  /** The `member-addresses` notice. */
+  notice: Notice;
 }
 
 /** When a Service whose nodes have no address on its network is looked at again (a server may be attached). */
 const NETWORK_RECHECK_MS = 30_000;
 /** The second look after a failed decision reads the networks again (a node's server may have joined since). */
 const NETWORK_FRESH_MS = 0;
+/**
+ * A decision that left a node out of some family is made again from facts at most this old: a server attached or
+ * created since is seen within seconds, while a cluster whose nodes stay out (IPv6-only servers in a dual-stack
+ * Service) reads the networks and servers at most this often, for all its Services together.
+ */
+const LEFT_OUT_FRESH_MS = 5_000;
 
 /** What the placement uses. */
 export interface LoadBalancerPlacementOptions {
@@ -81,35 +100,56 @@ export class LoadBalancerPlacement {
       create: createLoadBalancerBody(intent, { zone: zone.value, networkId: network.networkId, pair: ha.pair }),
       singleReason: ha.singleReason,
       members: network.members,
+      notice: network.notice,
     };
   }
 
   /**
-   * The load balancer's network and the members on it ({@linkcode serviceNetworkMembers}, the rule the doctor checks
-   * with); a node without an address there makes the Service wait for the user, before anything is created or
-   * changed. A failed decision is made once more from a fresh read: a server attached since the cached read is seen.
+   * The load balancer's network and the members ({@linkcode serviceNetworkMembers}, the rule the doctor checks
+   * with); when no node has an address the Service waits for the user, before anything is created or changed. The
+   * servers' public IPv6 addresses are read only when an IPv6 member lacks a leg. A decision that failed is made once
+   * more from a fresh read, one that left a node out from facts at most seconds old: a server attached since the
+   * cached read is seen.
    */
-  async onNetwork(service: SlimService, intent: ServiceIntent, existingNetworkId?: string) {
+  async onNetwork(service: SlimService, intent: ServiceIntent, existingNetworkId?: string): Promise<PlacedMembers> {
     const defaultNetworkId = this.#o.defaults.networkId;
+    const families = serviceFamilies(service);
     const named = existingNetworkId ?? namedNetwork(intent.settings.networkId, defaultNetworkId)?.id;
     const read = async (maxAgeMs?: number) => {
       if (!named) return await this.#o.facts.networks({ maxAgeMs });
       const network = await this.#o.facts.network(named, { maxAgeMs });
       return network ? [network] : [];
     };
-    const decide = async (maxAgeMs?: number) =>
-      serviceNetworkMembers(intent, serviceFamilies(service), {
+    const decide = async (maxAgeMs?: number, withPublic = false) => {
+      const publicIpv6 = withPublic ? await this.#o.facts.publicIpv6({ maxAgeMs }) : undefined;
+      return serviceNetworkMembers(intent, families, {
         networks: await read(maxAgeMs),
         defaultNetworkId,
         existingNetworkId,
+        publicIpv6: publicIpv6 ? (id) => publicIpv6.get(id) : undefined,
       });
+    };
+    const incomplete = (placed: Awaited<ReturnType<typeof decide>>) => !placed.ok || placed.leftOut !== undefined;
+    const lacksIpv6 = (placed: Awaited<ReturnType<typeof decide>>) =>
+      placed.ok ? placed.leftOut?.nodes.some((n) => n.families.includes(6)) : placed.missing.length > 0;
     let placed = await decide();
-    if (!placed.ok) placed = await decide(NETWORK_FRESH_MS);
+    if (families.includes(6) && lacksIpv6(placed)) placed = await decide(undefined, true);
+    if (incomplete(placed)) {
+      placed = await decide(placed.ok ? LEFT_OUT_FRESH_MS : NETWORK_FRESH_MS, families.includes(6));
+    }
     if (!placed.ok) {
       throw new WaitingForUser("SyncLoadBalancerFailed", placementMessage(placed), {
         recheckAfterMs: NETWORK_RECHECK_MS,
       });
     }
-    return placed;
+    return {
+      networkId: placed.networkId,
+      members: placed.members,
+      notice: {
+        topic: "member-addresses",
+        reason: "NodeWithoutMemberAddress",
+        message: placed.leftOut ? placementMessage(placed.leftOut) : undefined,
+      },
+    };
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The facts a load balancer's placement needs, read at most every ten minutes however many Services are created:
  * a zone's capabilities (can it hold an HA pair?) and the account's private networks with the servers' legs on them
- * (which one do the nodes share, and what is each node's address there?). A caller that found a node without a leg
- * asks again with a short `maxAgeMs`, so a server attached since is seen on the next look. A zone whose capabilities
+ * (which one do the nodes share, and what is each node's address there?), and the servers' public IPv6 addresses
+ * (the IPv6 member address of a server without a leg there). A caller that found a node without an address asks
+ * again with a short `maxAgeMs`, so a server attached (or created) since is seen on the next look. A zone whose capabilities
  * the API will not tell (404, 405, 401, 403) is `unknown`, as the Go controller treats it.
  *
  * @module
@@ -34,6 +35,7 @@ export class PlacementFacts {
   readonly #capabilities = new Map<string, Cached<ZoneCapabilities | "unknown">>();
   #networks?: Cached<Network[]>;
   readonly #network = new Map<string, Cached<Network | undefined>>();
+  #publicIpv6?: Cached<Map<string, string>>;
 
   /** Creates an empty cache. */
   constructor(cloud: AnkraCloudClient, options: PlacementFactsOptions = {}) {
@@ -86,6 +88,20 @@ export class PlacementFacts {
       throw new Error(`get network ${id}: ${(cause as Error).message}`, { cause });
     });
     this.#network.set(id, { at: performance.now(), value });
+    return value;
+  }
+
+  /**
+   * Each server's `public_ipv6` by server id (`list_servers`, every page; servers without one are absent).
+   * Concurrent callers share one read.
+   */
+  publicIpv6(freshness: Freshness = {}): Promise<Map<string, string>> {
+    if (this.#fresh(this.#publicIpv6, freshness)) return this.#publicIpv6.value;
+    const value = this.#cloud.listServers().then((listed) =>
+      new Map(listed.items.flatMap((server) => (server.public_ipv6 ? [[server.id, server.public_ipv6]] : [])))
+    );
+    value.catch(() => (this.#publicIpv6 = undefined));
+    this.#publicIpv6 = { at: performance.now(), value };
     return value;
   }
 }

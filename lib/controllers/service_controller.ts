@@ -297,10 +297,10 @@ export class ServiceController {
       // 4. Place a new one; the members are the nodes' addresses on the load balancer's network.
       const placement = found ? undefined : await this.#placement.place(service, intent);
       if (!found && !placement) return { requeueAfterMs: 30_000 };
-      const members = placement?.members ??
-        (found?.lb.network_id
-          ? (await this.#placement.onNetwork(service, intent, found.lb.network_id)).members
-          : intent.members);
+      const placed = placement ??
+        (found?.lb.network_id ? await this.#placement.onNetwork(service, intent, found.lb.network_id) : undefined);
+      if (placed) this.#reporter.notices(service, [placed.notice]);
+      const members = placed?.members ?? intent.members;
       // 5. Plan.
       const plan = planLoadBalancer({
         intent: { ...intent, members },

@@ -4,11 +4,12 @@
  *
  * - **nodes matched**: every Node is one Ankra server ({@linkcode matchServer}, the node controller's rule), and no
  *   server is claimed by two Nodes;
- * - **the private network**: the network new load balancers sit on and each member Node's address on it
- *   ({@linkcode placeOnNetwork}, the service controller's rule, over the Nodes that become members:
- *   {@linkcode eligibleNodes} matched to servers). With ANKRA_CLOUD_NETWORK_ID set, that network must also reach
- *   ANKRA_CLOUD_ZONE. Membership comes from `get_network` (the servers' legs), so it is right before the controller
- *   has set any node address;
+ * - **the private network**: the network new load balancers sit on and each member Node's addresses for both IP
+ *   families ({@linkcode placeOnNetwork}, the service controller's rule, over the Nodes that become members:
+ *   {@linkcode eligibleNodes} matched to servers; a server's leg there, for IPv6 else its public IPv6 address). A Node
+ *   that serves only one family is a warning (Services of the other family skip it). With ANKRA_CLOUD_NETWORK_ID set,
+ *   that network must also reach ANKRA_CLOUD_ZONE. Membership comes from `get_network` (the servers' legs) and
+ *   `list_servers`, so it is right before the controller has set any node address;
  * - **zones**: what each zone a load balancer may land in (the matched servers' zones and ANKRA_CLOUD_ZONE) can
  *   hold, with ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY decided by {@linkcode chooseHighAvailability}: a zone
  *   without compute holds no load balancer; `auto` takes a single VM where a pair is impossible (a warning: no
@@ -70,7 +71,13 @@ export function matchedServers(matches: NodeMatch[]): Server[] {
 /** The Nodes that become load balancer members (eligible and matched to a server), with their servers. */
 export function memberNodes(nodes: SlimNode[], servers: Server[]): NodeOnServer[] {
   return matchNodes(eligibleNodes(nodes), servers)
-    .flatMap((m) => (m.kind === "matched" ? [{ node: m.node, serverId: m.server.id }] : []));
+    .flatMap((m) => {
+      if (m.kind !== "matched") return [];
+      const ipv6 = m.server.public_ipv6;
+      return [
+        ipv6 ? { node: m.node, serverId: m.server.id, publicIpv6: ipv6 } : { node: m.node, serverId: m.server.id },
+      ];
+    });
 }
 
 /** Servers claimed by more than one node: server id → node names. */
@@ -168,9 +175,20 @@ export interface NetworkCheckInput {
   zone?: string;
 }
 
-/** `worker-1 10.0.0.5, worker-2 10.0.0.6`: each member Node's IPv4 address on the network. */
+/** `worker-1 10.0.0.5 fd64:1:0:1::5, worker-2 2001:db8::6`: each member Node's IPv4, then IPv6 address. */
 function memberList(placement: Extract<NetworkPlacement, { ok: true }>): string {
-  return nameList([...placement.addresses].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, a]) => `${n} ${a[4]}`), 5);
+  return nameList(
+    [...placement.addresses].sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([n, a]) => `${n} ${[a[4], a[6]].filter(Boolean).join(" ")}`),
+    5,
+  );
+}
+
+/** A placement that serves: pass, or a warning naming the Nodes that serve only one family. */
+function placedFinding(placement: Extract<NetworkPlacement, { ok: true }>, result: string): Finding {
+  const text = `${result}; members: ${memberList(placement)}`;
+  if (!placement.leftOut) return pass(PRIVATE_NETWORK, text);
+  return warn(PRIVATE_NETWORK, `${text}; but ${placement.leftOut.problem}`, placement.leftOut.fix);
 }
 
 /** The finding of the private network: the controller's decision ({@linkcode placeOnNetwork}) in words. */
@@ -193,10 +211,10 @@ export function networkFinding(input: NetworkCheckInput): Finding {
   }
   const network = networks.find((n) => n.id === placement.networkId)!;
   const count = input.nodes.length;
-  return pass(
-    PRIVATE_NETWORK,
+  return placedFinding(
+    placement,
     `${count === 1 ? "the member node's server is on" : `the ${count} member nodes' servers share`} ` +
-      `${describe(network)}, which new load balancers will use; members: ${memberList(placement)}`,
+      `${describe(network)}, which new load balancers will use`,
   );
 }
 
@@ -232,11 +250,10 @@ function configuredNetworkFinding(id: string, input: NetworkCheckInput): Finding
   });
   if (!placement.ok) return fail(PRIVATE_NETWORK, placement.problem, placement.fix);
   const count = input.nodes.length;
-  return pass(
-    PRIVATE_NETWORK,
-    `ANKRA_CLOUD_NETWORK_ID ${describe(network)} exists${
-      count > 0 ? ` and holds the servers of ${plural(count, "member node")}; members: ${memberList(placement)}` : ""
-    }`,
+  if (count === 0) return pass(PRIVATE_NETWORK, `ANKRA_CLOUD_NETWORK_ID ${describe(network)} exists`);
+  return placedFinding(
+    placement,
+    `ANKRA_CLOUD_NETWORK_ID ${describe(network)} exists and serves ${plural(count, "member node")}`,
   );
 }
 

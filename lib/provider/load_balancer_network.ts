@@ -1,16 +1,19 @@
 /**
- * The private network of a load balancer and each Node's member address on it — one rule for the service
- * controller (before any create, and for an existing load balancer) and the doctor:
+ * The private network of a load balancer and each Node's member address — one rule for the service controller
+ * (before any create, and for an existing load balancer) and the doctor:
  *
  * - **the network**: the one named (the `load-balancer.ankra.cloud/network-id` annotation, `ANKRA_CLOUD_NETWORK_ID`,
  *   or an existing load balancer's own), else the one network every Node's server has a leg on. Membership comes
  *   from the API's list of each network's legs (`get_network` members), never from the Nodes' reported addresses:
  *   a kubelet may report an address on another network (`--node-ip`), and a Node not yet initialised has none.
- * - **the member address of a Node**: its server's leg on that network — the leg's IPv4 `address` for IPv4 members,
- *   its ULA `address6` for IPv6 members. kube-proxy answers a NodePort on every address of the node, so the
- *   address on the load balancer's network is the one that reaches it, whatever InternalIP the kubelet chose.
- * - **a Node without a leg on the network** has no address the load balancer may use (the API refuses the member):
- *   nothing is created or changed, and the user is told which Node and what to do.
+ * - **the member address of a Node, per IP family** — what `replace_load_balancer_members` accepts: its server's leg
+ *   on that network (the leg's IPv4 `address`, its ULA `address6`); for IPv6, where the server has no leg there, the
+ *   server's `public_ipv6` (from the server document, never from the Node). kube-proxy answers a NodePort on every
+ *   address of the node, so these addresses reach it whatever InternalIP the kubelet chose. A server without a leg
+ *   has no IPv4 address the load balancer may use.
+ * - **a Node with no address for any of the Service's families** stays out, and the user is told which Node and what
+ *   to do; a Node with an address for some of them serves over those. When no Node has any address, nothing is
+ *   created or changed.
  *
  * Pure functions.
  *
@@ -33,17 +36,27 @@ export interface NodeOnServer {
   node: string;
   /** Server id. */
   serverId: string;
+  /** The server's `public_ipv6` (its document's, not the Node's): the IPv6 member address where it has no leg. */
+  publicIpv6?: string;
 }
 
-/** The Nodes initialised with an Ankra providerID and their servers (other Nodes are skipped). */
-export function nodesOnServers(nodes: { name: string; providerID?: string }[]): NodeOnServer[] {
+/**
+ * The Nodes initialised with an Ankra providerID and their servers (other Nodes are skipped); `publicIpv6` gives a
+ * server's public IPv6 address where it is known.
+ */
+export function nodesOnServers(
+  nodes: { name: string; providerID?: string }[],
+  publicIpv6: (serverId: string) => string | undefined = () => undefined,
+): NodeOnServer[] {
   return nodes.flatMap((node) => {
     const serverId = providerServerId(node);
-    return serverId ? [{ node: node.name, serverId }] : [];
+    if (!serverId) return [];
+    const ipv6 = publicIpv6(serverId);
+    return [ipv6 ? { node: node.name, serverId, publicIpv6: ipv6 } : { node: node.name, serverId }];
   });
 }
 
-/** A member address rule for `selectMembers`: a Node's address on the network, from {@linkcode placeOnNetwork}. */
+/** A member address rule for `selectMembers`: a Node's address, from {@linkcode placeOnNetwork}. */
 export function addressOnNetwork(
   addresses: Map<string, NodeAddresses>,
 ): (node: { name: string }, family: 4 | 6) => string | undefined {
@@ -53,8 +66,16 @@ export function addressOnNetwork(
 /** Where a named network comes from. */
 export type NetworkSource = "annotation" | "ANKRA_CLOUD_NETWORK_ID" | "load balancer";
 
-/** A Node's member addresses on the chosen network, per IP family. */
-export type NodeAddresses = Record<4 | 6, string>;
+/** A Node's member addresses, per IP family it has one for. */
+export type NodeAddresses = Partial<Record<4 | 6, string>>;
+
+/** A Node missing the member address of some families, and which. */
+export interface LeftOut extends NodeOnServer {
+  /** The families (of those asked for) it has no address for, IPv6 first. */
+  families: (4 | 6)[];
+  /** True when it has no address for any asked family: it is not a member at all. */
+  out: boolean;
+}
 
 /** The network and the member addresses, or why none can be used. */
 export type NetworkPlacement =
@@ -64,8 +85,10 @@ export type NetworkPlacement =
     networkId: string;
     /** Named (and by what), or `shared`: the one network every Node's server is on. */
     source: NetworkSource | "shared";
-    /** Each Node's addresses on the network, by Node name. */
+    /** Each Node's addresses, by Node name (only Nodes with at least one of the asked families). */
     addresses: Map<string, NodeAddresses>;
+    /** The Nodes missing some family's address (by name), with the problem and the fix; absent when none is. */
+    leftOut?: { nodes: LeftOut[]; problem: string; fix: string };
   }
   | {
     ok: false;
@@ -87,6 +110,8 @@ export interface NetworkPlacementInput {
   networks: NetworkWithLegs[];
   /** The named network, when one is named. */
   named?: { id: string; source: NetworkSource };
+  /** The IP families members are wanted for, IPv6 first (default both). */
+  families?: (4 | 6)[];
 }
 
 const SET_NETWORK = "set the load-balancer.ankra.cloud/network-id annotation or ANKRA_CLOUD_NETWORK_ID";
@@ -118,44 +143,91 @@ function nodeNames(names: string[], limit = 5): string {
 }
 
 /**
- * Each Node's addresses on `network` (its server's leg there), or the Nodes whose server has no leg on it. A
- * network the API does not list (`undefined`) holds no Node.
+ * Each Node's member addresses for `families` on `network` (its server's leg there; for IPv6 without a leg, its
+ * public IPv6), and the Nodes missing some family. A network the API does not list (`undefined`) has no legs.
  */
 export function memberAddressesOn(
   network: NetworkWithLegs | undefined,
   nodes: NodeOnServer[],
-  networkId = network?.id ?? "",
-): { addresses: Map<string, NodeAddresses>; missing: NodeOnServer[] } {
+  options: { networkId?: string; families?: (4 | 6)[] } = {},
+): { addresses: Map<string, NodeAddresses>; leftOut: LeftOut[] } {
+  const networkId = options.networkId ?? network?.id ?? "";
+  const families = options.families ?? [6, 4];
   const legs = new Map((network?.members ?? []).map((leg) => [leg.server_id, leg]));
   const addresses = new Map<string, NodeAddresses>();
-  const missing: NodeOnServer[] = [];
+  const leftOut: LeftOut[] = [];
   for (const entry of nodes) {
     const leg = legs.get(entry.serverId);
-    if (leg && leg.network_id === networkId) addresses.set(entry.node, { 4: leg.address, 6: leg.address6 });
-    else missing.push(entry);
+    const onNetwork = leg && leg.network_id === networkId ? leg : undefined;
+    const found: NodeAddresses = {};
+    for (const family of families) {
+      const address = family === 4 ? onNetwork?.address : onNetwork?.address6 || entry.publicIpv6;
+      if (address) found[family] = address;
+    }
+    const lacking = families.filter((family) => !found[family]);
+    if (lacking.length < families.length) addresses.set(entry.node, found);
+    if (lacking.length > 0) leftOut.push({ ...entry, families: lacking, out: lacking.length === families.length });
   }
-  return { addresses, missing: missing.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0)) };
+  return { addresses, leftOut: leftOut.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0)) };
 }
 
-/** What is wrong, and what to do, when Nodes have no address on the load balancer's network. */
+function familyNames(families: (4 | 6)[]): string {
+  return families.map((f) => `IPv${f}`).join(" or ");
+}
+
+/**
+ * What is wrong, and what to do, when Nodes lack a member address: `nodes` grouped by what they lack. `serving` is
+ * false when no Node has any address (nothing can be created or changed).
+ */
 export function missingAddressProblem(
   networkId: string,
-  missing: NodeOnServer[],
-  source: NetworkSource | "shared",
+  nodes: LeftOut[],
+  options: { source: NetworkSource | "shared"; serving: boolean },
 ): { problem: string; fix: string } {
-  const names = nodeNames(missing.map((m) => m.node));
-  const which = missing.length === 1 ? `node ${names} (server ${missing[0].serverId}) has` : `nodes ${names} have`;
-  const servers = missing.length === 1 ? "its server" : "their servers";
-  const elsewhere = source === "load balancer"
+  const groups = new Map<string, LeftOut[]>();
+  for (const entry of nodes) {
+    const key = `${entry.out}|${entry.families.join(",")}`;
+    groups.set(key, [...(groups.get(key) ?? []), entry]);
+  }
+  const parts = [...groups.values()].map((group) => {
+    const names = nodeNames(group.map((m) => m.node));
+    const one = group.length === 1;
+    const which = one ? `node ${names} (server ${group[0].serverId}) has` : `nodes ${names} have`;
+    const families = group[0].families;
+    const consequence = group[0].out
+      ? `so ${one ? "it is" : "they are"} not a member`
+      : `so ${one ? "it serves" : "they serve"} this Service over ${
+        familyNames(([6, 4] as const).filter((f) => !families.includes(f)))
+      } only`;
+    const why = `${one ? "its server has" : "their servers have"} no leg there${
+      families.includes(6) ? " and no public IPv6 address" : ""
+    }`;
+    return `${which} no ${
+      familyNames(families)
+    } address for the load balancer on network ${networkId} (${why}), ${consequence}`;
+  });
+  const lacksIpv4 = nodes.some((n) => n.families.includes(4));
+  const lacksIpv6 = nodes.some((n) => n.families.includes(6));
+  const servers = nodes.length === 1 ? "its server" : "their servers";
+  const elsewhere = options.source === "load balancer"
     ? "or delete and recreate the Service to place its load balancer on a network every node is on"
     : `or ${SET_NETWORK} to a network every node's server is on`;
+  const fixes = [
+    `attach ${servers} to ${networkId} (Ankra Cloud portal): IPv4 members need a leg on the load balancer's network`,
+    ...(lacksIpv6 ? ["an IPv6 member is the server's leg there, else its public IPv6 address"] : []),
+    `label ${
+      nodes.length === 1 ? "the node" : "those nodes"
+    } node.kubernetes.io/exclude-from-external-load-balancers=true`,
+    ...(lacksIpv4 && !lacksIpv6 && !options.serving
+      ? [
+        "serve the Service over IPv6 (spec.ipFamilies: [IPv6]): servers without a leg are members by their public IPv6",
+      ]
+      : []),
+    elsewhere,
+  ];
   return {
-    problem: `${which} no address on network ${networkId}, the load balancer's network, so ${
-      missing.length === 1 ? "it" : "they"
-    } cannot be a member`,
-    fix: `attach ${servers} to ${networkId} (Ankra Cloud portal), label ${
-      missing.length === 1 ? "the node" : "those nodes"
-    } node.kubernetes.io/exclude-from-external-load-balancers=true, ${elsewhere}`,
+    problem: `${parts.join("; ")}${options.serving ? "" : ": no node can be a member"}`,
+    fix: fixes.join(", "),
   };
 }
 
@@ -165,8 +237,8 @@ export function placementMessage(placement: { problem: string; fix: string }): s
 }
 
 /**
- * The network of a load balancer and each Node's member address on it (see the module documentation). Nothing may
- * be created or changed when this is not ok.
+ * The network of a load balancer and each Node's member addresses (see the module documentation). Nothing may be
+ * created or changed when this is not ok.
  */
 export function placeOnNetwork(input: NetworkPlacementInput): NetworkPlacement {
   const { nodes, networks, named } = input;
@@ -183,7 +255,7 @@ export function placeOnNetwork(input: NetworkPlacementInput): NetworkPlacement {
         problem: `network ${networkId} (${named.source}) is not a network of the account`,
         fix: named.source === "load balancer"
           ? "the load balancer's network is gone: delete and recreate the Service"
-          : `${SET_NETWORK} to the id of the private network the nodes share`,
+          : `${SET_NETWORK} to the id of the private network the load balancer sits on`,
       };
     }
   } else {
@@ -195,22 +267,33 @@ export function placeOnNetwork(input: NetworkPlacementInput): NetworkPlacement {
         : shared.length > 1
         ? `the nodes' servers share ${shared.length} networks (${shared.map((n) => n.id).join(", ")})`
         : "the nodes' servers do not share one Ankra private network";
-      return { ok: false, missing: [], problem: `no private network for the load balancer: ${why}`, fix: SET_NETWORK };
+      const fix = shared.length > 1 || nodes.length === 0
+        ? SET_NETWORK
+        : `${SET_NETWORK} to the private network the load balancer sits on (it needs one): nodes whose servers ` +
+          "have no leg there are members by their public IPv6 address";
+      return { ok: false, missing: [], problem: `no private network for the load balancer: ${why}`, fix };
     }
     networkId = shared[0].id;
     source = "shared";
   }
   const network = networks.find((n) => n.id === networkId);
-  const { addresses, missing } = memberAddressesOn(network, nodes, networkId);
-  if (missing.length > 0) {
+  const { addresses, leftOut } = memberAddressesOn(network, nodes, { networkId, families: input.families });
+  if (nodes.length > 0 && addresses.size === 0) {
     return {
       ok: false,
       networkId,
-      missing: missing.map((m) => m.node),
-      ...missingAddressProblem(networkId, missing, source),
+      missing: leftOut.map((m) => m.node),
+      ...missingAddressProblem(networkId, leftOut, { source, serving: false }),
     };
   }
-  return { ok: true, networkId, source, addresses };
+  if (leftOut.length === 0) return { ok: true, networkId, source, addresses };
+  return {
+    ok: true,
+    networkId,
+    source,
+    addresses,
+    leftOut: { nodes: leftOut, ...missingAddressProblem(networkId, leftOut, { source, serving: true }) },
+  };
 }
 
 /** The network a Service's load balancer is told to use: the annotation, else `ANKRA_CLOUD_NETWORK_ID`. */
@@ -231,12 +314,14 @@ export interface ServiceNetworkInput {
   defaultNetworkId?: string;
   /** The network of the Service's existing load balancer (it cannot move). */
   existingNetworkId?: string;
+  /** A server's public IPv6 address, by server id (the IPv6 member address of a server without a leg). */
+  publicIpv6?: (serverId: string) => string | undefined;
 }
 
 /**
  * The service controller's decision for one Service: its load balancer's network (an existing load balancer's own,
- * else {@linkcode namedNetwork}, else the shared one) and the members on it — each chosen Node's address there, per
- * IP family (`selectMembers` with {@linkcode addressOnNetwork}). Not ok: nothing may be created or changed.
+ * else {@linkcode namedNetwork}, else the shared one) and the members — each chosen Node's address per IP family
+ * (`selectMembers` with {@linkcode addressOnNetwork}). Not ok: nothing may be created or changed.
  */
 export function serviceNetworkMembers(
   intent: Pick<ServiceIntent, "key" | "nodes" | "settings">,
@@ -246,7 +331,12 @@ export function serviceNetworkMembers(
   const named = input.existingNetworkId
     ? { id: input.existingNetworkId, source: "load balancer" as const }
     : namedNetwork(intent.settings.networkId, input.defaultNetworkId);
-  const placement = placeOnNetwork({ nodes: nodesOnServers(intent.nodes), networks: input.networks, named });
+  const placement = placeOnNetwork({
+    nodes: nodesOnServers(intent.nodes, input.publicIpv6),
+    networks: input.networks,
+    named,
+    families,
+  });
   if (!placement.ok) return placement;
   const address = addressOnNetwork(placement.addresses);
   return { ...placement, members: selectMembers(intent.nodes, families, { serviceKey: intent.key, address }).members };

@@ -72,7 +72,7 @@ export interface PortPlan {
  */
 export interface Notice {
   /** Situation this notice is about; a new message under the same topic is reported again. */
-  topic: "annotations" | "ports" | "settings" | "members" | "immutable" | "service-lb";
+  topic: "annotations" | "ports" | "settings" | "members" | "member-addresses" | "immutable" | "service-lb";
   /** Event reason. */
   reason: string;
   /** Event message; undefined when the situation is over. */

@@ -21,3 +21,19 @@ Deno.test("networks come with their legs; a fresh read sees a server attached af
   assert.equal(sim.count("get_network"), reads + 2);
   assert.equal(await facts.network("net-404"), undefined, "no such network");
 });
+
+Deno.test("the servers' public IPv6 addresses: one list for concurrent callers, cached, a fresh read sees a new server", async () => {
+  await using cloud = await startTestCloud(testSeed());
+  const { sim } = cloud.simulator;
+  const a = sim.world.addServer(serverSeed({ hostname: "a", zone: "de-fsn1" }));
+  sim.world.addServer(serverSeed({ hostname: "none", zone: "de-fsn1", public_ipv6: null }));
+  const facts = new PlacementFacts(cloud.client);
+  const lists = sim.count("list_servers");
+  const [first, second] = await Promise.all([facts.publicIpv6(), facts.publicIpv6()]);
+  assert.equal(first, second, "concurrent callers share one read");
+  assert.deepEqual([...first], [[a.id, a.public_ipv6]], "a server without a public IPv6 address is absent");
+  assert.equal(sim.count("list_servers"), lists + 1);
+  const b = sim.world.addServer(serverSeed({ hostname: "b", zone: "de-fsn1" }));
+  assert.equal((await facts.publicIpv6()).has(b.id), false, "the cached read");
+  assert.equal((await facts.publicIpv6({ maxAgeMs: 0 })).get(b.id), b.public_ipv6, "a fresh read");
+});

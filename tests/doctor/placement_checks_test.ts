@@ -21,7 +21,7 @@ Deno.test("one network shared by every member node's server passes, naming it an
   const finding = networkFinding({ networks: fetched(networks), nodes: [a, b] });
   assert.equal(finding.status, "pass");
   assert.match(finding.result, /the 2 member nodes' servers share net-1 \(name-net-1, 10\.0\.0\.0\/16\)/);
-  assert.match(finding.result, /members: a 10\.0\.0\.10, b 10\.0\.0\.11$/);
+  assert.match(finding.result, /members: a 10\.0\.0\.10 fd64:1:0:1::a00:a, b 10\.0\.0\.11 fd64:1:0:1::a00:b$/);
 });
 
 Deno.test("servers on different networks, or on two shared ones, fail with the setting to choose", () => {
@@ -57,10 +57,27 @@ Deno.test("ANKRA_CLOUD_NETWORK_ID must exist, reach ANKRA_CLOUD_ZONE and hold ev
     configured: fetched(network("net-1", ["srv-a"])),
     nodes: [a, b],
   });
-  assert.equal(outside.status, "fail", "the controller creates nothing while a member node has no address there");
-  assert.match(outside.result, /^node b \(server srv-b\) has no address on network net-1/);
+  assert.equal(outside.status, "warn", "the controller serves from a, and leaves b out with a Warning");
+  assert.match(
+    outside.result,
+    /serves 2 member nodes; members: a 10\.0\.0\.10 fd64:1:0:1::a00:a; but node b \(server srv-b\) has no IPv6 or IPv4 address for the load balancer on network net-1 .*so it is not a member$/,
+  );
   assert.match(outside.fix!, /attach its server to net-1/);
   assert.match(outside.fix!, /exclude-from-external-load-balancers=true/);
+  // b's server has a public IPv6 address: it serves IPv6 Services by it, and only IPv4 leaves it out.
+  const ipv6 = networkFinding({
+    configuredId: "net-1",
+    configured: fetched(network("net-1", ["srv-a"])),
+    nodes: [a, { ...b, publicIpv6: "2001:db8:10::b" }],
+  });
+  assert.equal(ipv6.status, "warn");
+  assert.match(
+    ipv6.result,
+    /members: a 10\.0\.0\.10 fd64:1:0:1::a00:a, b 2001:db8:10::b; but node b .* no IPv4 address .* over IPv6 only$/,
+  );
+  const none = networkFinding({ configuredId: "net-1", configured: fetched(network("net-1", [])), nodes: [b] });
+  assert.equal(none.status, "fail", "no node can be a member: the controller creates nothing");
+  assert.match(none.result, /^node b \(server srv-b\) has no IPv6 or IPv4 address .*: no node can be a member$/);
   const wrongZone = networkFinding({
     configuredId: "net-1",
     configured: fetched(network("net-1", ["srv-a"], ["de-fsn1"])),

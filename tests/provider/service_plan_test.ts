@@ -127,7 +127,9 @@ Deno.test("one unmatched node does not block the network choice: only matched no
   const refused = serviceNetworkMembers(split, [4], { networks });
   assert.ok(!refused.ok && /do not share one Ankra private network/.test(refused.problem));
   const named = serviceNetworkMembers(split, [4], { networks, defaultNetworkId: "net-2" });
-  assert.ok(!named.ok && named.missing.join() === "ankra-1", "the default wins; the node off it is named");
+  assert.ok(named.ok && named.networkId === "net-2", "the default wins");
+  assert.deepEqual(named.leftOut?.nodes.map((n) => n.node), ["ankra-1"], "the node off it is named, and left out");
+  assert.deepEqual(named.members.map((m) => m.node), ["ankra-2", "ankra-3"]);
 });
 
 Deno.test("a Service with no TCP port creates nothing, and says so once with the ports it cannot forward", () => {
