@@ -14,6 +14,8 @@ export interface AddressSource {
   hostname: string;
   /** Public IPv6 (first address of the /64). */
   public_ipv6?: string | null;
+  /** True when `public_ipv6` is a ULA reachable only inside Ankra Cloud: then it is an InternalIP. */
+  public_ipv6_is_private?: boolean;
   /** IPv4 add-on. */
   public_ipv4?: string | null;
 }
@@ -27,8 +29,9 @@ export interface LegSource {
 }
 
 /**
- * The server's addresses: ExternalIP public IPv6, ExternalIP public IPv4, InternalIP each leg's ULA, InternalIP each
- * leg's IPv4, Hostname. Values are trimmed and canonical; unparsable or wrong-family values are skipped; duplicates
+ * The server's addresses: ExternalIP public IPv6 (InternalIP when the server's `public_ipv6_is_private`: a ULA that
+ * nothing outside Ankra Cloud reaches), ExternalIP public IPv4, InternalIP each leg's ULA, InternalIP each leg's IPv4,
+ * Hostname. Values are trimmed and canonical; unparsable or wrong-family values are skipped; duplicates
  * are dropped (first wins).
  */
 export function serverAddresses(server: AddressSource, legs: LegSource[]): NodeAddress[] {
@@ -41,7 +44,7 @@ export function serverAddresses(server: AddressSource, legs: LegSource[]): NodeA
     seen.add(ip.text);
     out.push({ type, address: ip.text });
   };
-  add("ExternalIP", server.public_ipv6, 6);
+  add(server.public_ipv6_is_private ? "InternalIP" : "ExternalIP", server.public_ipv6, 6);
   add("ExternalIP", server.public_ipv4, 4);
   for (const leg of legs) add("InternalIP", leg.address6, 6);
   for (const leg of legs) add("InternalIP", leg.address, 4);

@@ -83,6 +83,18 @@ Deno.test("addresses are ordered IPv6 first, canonical and without duplicates", 
   );
 });
 
+Deno.test("a server whose public IPv6 is private (a ULA only Ankra Cloud reaches) publishes it as InternalIP", () => {
+  const server = { hostname: "w", public_ipv6: "fd00:ab::1", public_ipv6_is_private: true, public_ipv4: "203.0.113.9" };
+  assert.deepEqual(serverAddresses(server, [{ address: "10.0.0.5", address6: "fd12::5" }]), [
+    { type: "InternalIP", address: "fd00:ab::1" },
+    { type: "ExternalIP", address: "203.0.113.9" },
+    { type: "InternalIP", address: "fd12::5" },
+    { type: "InternalIP", address: "10.0.0.5" },
+    { type: "Hostname", address: "w" },
+  ]);
+  assert.equal(serverAddresses({ ...server, public_ipv6_is_private: false }, [])[0].type, "ExternalIP");
+});
+
 Deno.test("the kubelet's Hostname is kept when the cloud gives none", () => {
   const cloud = [{ type: "ExternalIP", address: "2001:db8::1" }];
   assert.deepEqual(withKubeletHostname(cloud, [{ type: "Hostname", address: "kubelet-name" }]), [
