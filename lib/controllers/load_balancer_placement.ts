@@ -49,12 +49,6 @@ export interface PlacedMembers {
 const NETWORK_RECHECK_MS = 30_000;
 /** The second look after a failed decision reads the networks again (a node's server may have joined since). */
 const NETWORK_FRESH_MS = 0;
-/**
- * A decision that left a node out of some family is made again from facts at most this old: a server attached or
- * created since is seen within seconds, while a cluster whose nodes stay out (IPv6-only servers in a dual-stack
- * Service) reads the networks and servers at most this often, for all its Services together.
- */
-const LEFT_OUT_FRESH_MS = 5_000;
 
 /** What the placement uses. */
 export interface LoadBalancerPlacementOptions {
@@ -69,6 +63,12 @@ export interface LoadBalancerPlacementOptions {
 /** Places new load balancers. */
 export class LoadBalancerPlacement {
   readonly #o: LoadBalancerPlacementOptions;
+  /**
+   * The nodes each Service's last decision left out of some family, by Service key: a node newly left out is looked
+   * up again from a fresh read (it may have just joined); nodes that stay out (IPv6-only servers in a dual-stack
+   * Service) are not, so a steady cluster reads nothing more.
+   */
+  readonly #leftOut = new Map<string, string>();
 
   /** Creates the placement. */
   constructor(options: LoadBalancerPlacementOptions) {
@@ -107,9 +107,9 @@ export class LoadBalancerPlacement {
   /**
    * The load balancer's network and the members ({@linkcode serviceNetworkMembers}, the rule the doctor checks
    * with); when no node has an address the Service waits for the user, before anything is created or changed. The
-   * servers' public IPv6 addresses are read only when an IPv6 member lacks a leg. A decision that failed is made once
-   * more from a fresh read, one that left a node out from facts at most seconds old: a server attached since the
-   * cached read is seen.
+   * servers' public IPv6 addresses are read only when an IPv6 member lacks a leg. A decision that failed, or left out
+   * a node the last one did not, is made once more from a fresh read: a server attached (or created) since the cached
+   * read is seen.
    */
   async onNetwork(service: SlimService, intent: ServiceIntent, existingNetworkId?: string): Promise<PlacedMembers> {
     const defaultNetworkId = this.#o.defaults.networkId;
@@ -134,9 +134,11 @@ export class LoadBalancerPlacement {
       placed.ok ? placed.leftOut?.nodes.some((n) => n.families.includes(6)) : placed.missing.length > 0;
     let placed = await decide();
     if (families.includes(6) && lacksIpv6(placed)) placed = await decide(undefined, true);
-    if (incomplete(placed)) {
-      placed = await decide(placed.ok ? LEFT_OUT_FRESH_MS : NETWORK_FRESH_MS, families.includes(6));
-    }
+    const leftOut = (decided: typeof placed) => (decided.ok ? decided.leftOut?.nodes.map((n) => n.node).join() : "");
+    const seenBefore = placed.ok && leftOut(placed) === this.#leftOut.get(intent.key);
+    if (incomplete(placed) && !seenBefore) placed = await decide(NETWORK_FRESH_MS, families.includes(6));
+    if (placed.ok && placed.leftOut) this.#leftOut.set(intent.key, leftOut(placed)!);
+    else this.#leftOut.delete(intent.key);
     if (!placed.ok) {
       throw new WaitingForUser("SyncLoadBalancerFailed", placementMessage(placed), {
         recheckAfterMs: NETWORK_RECHECK_MS,
