@@ -14,6 +14,7 @@ import { resolveCommand } from "./lib/config.ts";
 import { ConfigError } from "./lib/config/config_error.ts";
 import { configureLogging, error, redact, registerSecret } from "./lib/log.ts";
 import { readEnvironment } from "./lib/runtime_permissions.ts";
+import { restrictDefaultTrustStore } from "./lib/tls.ts";
 
 /** Runs the command line `args` and returns the process exit code. */
 export async function main(args: string[]): Promise<number> {
@@ -23,6 +24,8 @@ export async function main(args: string[]): Promise<number> {
   let command;
   try {
     command = resolveCommand(args, { env: readEnvironment() });
+    // Before any HTTP client exists: each client then trusts exactly the certificates it names (lib/tls.ts).
+    if (command.kind === "run" || command.kind === "doctor") restrictDefaultTrustStore();
   } catch (cause) {
     if (cause instanceof ConfigError) {
       console.error(`ankra-cloud-ccm: ${redact(cause.message)}`);

@@ -18,7 +18,12 @@ import { AnkraCloudClient } from "./cloud/client.ts";
 import type { Config } from "./config.ts";
 import { KubeClient } from "./kube/client.ts";
 import { Informer } from "./kube/informer.ts";
-import { inClusterConfig, type KubeConnectionConfig, loadKubeconfigFile } from "./kube/kubeconfig.ts";
+import {
+  inClusterConfig,
+  InsecureKubeconfigError,
+  type KubeConnectionConfig,
+  loadKubeconfigFile,
+} from "./kube/kubeconfig.ts";
 import type { SlimNode, SlimService } from "./kube/slim.ts";
 import { nodeInformer, serviceInformer } from "./kube/cluster_informers.ts";
 import * as log from "./log.ts";
@@ -26,7 +31,7 @@ import { whenAborted } from "./runtime/abort.ts";
 import { LeaderElector } from "./kube/leader_election.ts";
 import { DryRunReport } from "./runtime/dry_run.ts";
 import { MetricsRegistry } from "./runtime/metrics.ts";
-import { DelegatedAuthorizer } from "./server/delegated_authorizer.ts";
+import { DelegatedAuthorizer, kubeReviewer } from "./server/delegated_authorizer.ts";
 import { type RunningHealthServer, startHealthServer } from "./server/health_server.ts";
 import { selfSignedServingCertificate } from "./server/self_signed_certificate.ts";
 
@@ -167,7 +172,9 @@ export async function runController(config: Config, controllers: ControllerFacto
     connection = await kubeConnection(config);
   } catch (cause) {
     log.error((cause as Error).message);
-    return 1;
+    // A kubeconfig that asks for an unprotected connection stays refused until it is changed: exit 2, as for a bad
+    // flag (an unreadable one may be written later: exit 1, and the unit tries again).
+    return cause instanceof InsecureKubeconfigError ? 2 : 1;
   }
   const dryRun = config.dryRun ? new DryRunReport(metrics) : undefined;
   const kube = new KubeClient(connection, { qps: config.kubeApiQps, burst: config.kubeApiBurst, metrics });
@@ -209,7 +216,10 @@ export async function runController(config: Config, controllers: ControllerFacto
     if (config.securePort > 0) {
       server = await serve(config, {
         metrics,
-        authorizer: config.metricsAuthorization === "delegated" ? new DelegatedAuthorizer(kube) : undefined,
+        // Reviews have their own limiter and cap: /metrics callers never spend the controllers' or the Lease's budget.
+        authorizer: config.metricsAuthorization === "delegated"
+          ? new DelegatedAuthorizer(kubeReviewer(kube), { metrics })
+          : undefined,
         readiness: () => {
           const credentials = cloud.credentialProblem;
           const checks = [

@@ -16,10 +16,16 @@
  * (the server's window may start later than this process thinks): at most one 429 per window, never a storm.
  * `ANKRA_CLOUD_REQUESTS_PER_MINUTE` is an optional upper bound on top (a token bucket), not the pace.
  *
+ * No wait is longer than {@linkcode MAX_WAIT_MS} (5 minutes): a window said to end later, or a pause asked for longer,
+ * counts as ending then, and the next answer says what holds.
+ *
  * @module
  */
 import { abortableSleep } from "../runtime/abort.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
+
+/** The longest the budget holds callers for one window's end or one pause: 5 minutes. */
+export const MAX_WAIT_MS = 5 * 60_000;
 
 /** Rate-limit headers of one answer. */
 export interface RateLimitObservation {
@@ -193,9 +199,10 @@ export class CloudRequestBudget {
     const { limit, remaining, resetEpochSeconds } = observation;
     if (remaining === undefined || !Number.isFinite(remaining)) return;
     const now = this.#now();
-    const resetAt = resetEpochSeconds !== undefined
-      ? now + Math.max(0, resetEpochSeconds * 1000 - this.#wallNow())
-      : now + 60_000;
+    const untilReset = resetEpochSeconds !== undefined && Number.isFinite(resetEpochSeconds)
+      ? Math.max(0, resetEpochSeconds * 1000 - this.#wallNow())
+      : 60_000;
+    const resetAt = now + Math.min(MAX_WAIT_MS, untilReset);
     if (limit !== undefined && limit > 0) this.#limit = limit;
     else if (this.#limit === undefined) this.#limit = Math.max(remaining, 1);
     // Answers of one window arrive out of order: keep the lowest count; a later reset starts a new window.
@@ -209,8 +216,14 @@ export class CloudRequestBudget {
     this.#wakeOne();
   }
 
-  /** Stops every caller for `ms` (after a 429 with `Retry-After`). */
+  /** Stops every caller for `ms` (after a 429 with `Retry-After`), at most {@linkcode MAX_WAIT_MS}. */
   pauseFor(ms: number): void {
-    this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + ms);
+    const pause = Number.isNaN(ms) ? 0 : Math.min(MAX_WAIT_MS, Math.max(0, ms));
+    this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + pause);
+  }
+
+  /** Milliseconds left of the current pause (0 when none). */
+  get pausedForMs(): number {
+    return Math.max(0, this.#pausedUntil - this.#now());
   }
 }

@@ -1,7 +1,8 @@
 /**
- * valibot schemas of every Ankra Cloud API document this controller reads. Objects are loose (unknown fields are
- * kept and ignored: the API adds fields, and the zone capabilities document has ~35 we never read); wrong types are
- * rejected. Field rules follow the Ankra Cloud API document (v1).
+ * valibot schemas of every Ankra Cloud API document this controller reads. Unknown fields are accepted and dropped
+ * (`v.object`): the API adds fields, and the zone capabilities document has ~35 the controller never reads, so a
+ * cached server, network, load balancer or edge holds only the fields declared here. Wrong types are rejected. Field
+ * rules follow the Ankra Cloud API document (v1).
  *
  * @module
  */
@@ -11,7 +12,7 @@ const nullableString = v.nullable(v.string());
 const optionalNullableString = v.optional(v.nullable(v.string()), null);
 
 /** RFC 7807 problem document. */
-export const ProblemSchema = v.looseObject({
+export const ProblemSchema = v.object({
   type: v.optional(v.string(), "about:blank"),
   title: v.optional(v.string(), ""),
   status: v.optional(v.number()),
@@ -24,8 +25,8 @@ export type Problem = v.InferOutput<typeof ProblemSchema>;
 /** `Labels`: string values by key. */
 export const LabelsSchema = v.record(v.string(), v.string());
 
-/** `Operation` (the fields a controller reads; the rest is kept). */
-export const OperationSchema = v.looseObject({
+/** `Operation` (the fields a controller reads; the rest is dropped). */
+export const OperationSchema = v.object({
   id: v.string(),
   kind: v.string(),
   status: v.picklist(["pending", "running", "succeeded", "failed", "cancelled"]),
@@ -40,7 +41,7 @@ export const OperationSchema = v.looseObject({
 export type Operation = v.InferOutput<typeof OperationSchema>;
 
 /** `Server`. */
-export const ServerSchema = v.looseObject({
+export const ServerSchema = v.object({
   id: v.string(),
   zone: v.string(),
   region: v.optional(v.string()),
@@ -62,7 +63,7 @@ export const ServerSchema = v.looseObject({
 export type Server = v.InferOutput<typeof ServerSchema>;
 
 /** `Interface`: a server's leg on a private network. */
-export const InterfaceSchema = v.looseObject({
+export const InterfaceSchema = v.object({
   id: v.string(),
   server_id: v.string(),
   network_id: v.string(),
@@ -75,7 +76,7 @@ export const InterfaceSchema = v.looseObject({
 export type Interface = v.InferOutput<typeof InterfaceSchema>;
 
 /** `Zone`. */
-export const ZoneSchema = v.looseObject({
+export const ZoneSchema = v.object({
   name: v.string(),
   region: v.string(),
   display_name: v.optional(v.string(), ""),
@@ -84,12 +85,12 @@ export const ZoneSchema = v.looseObject({
 /** A zone. */
 export type Zone = v.InferOutput<typeof ZoneSchema>;
 
-/** `ZoneCapabilities`: only the fields the controller decodes are checked; the rest is kept. */
-export const ZoneCapabilitiesSchema = v.looseObject({
+/** `ZoneCapabilities`: only the fields the controller decodes are checked and kept. */
+export const ZoneCapabilitiesSchema = v.object({
   stage: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3)),
   servers: v.pipe(v.number(), v.integer(), v.minValue(0)),
   compute_nodes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
-  features: v.looseObject({
+  features: v.object({
     compute: v.boolean(),
     live_migration: v.boolean(),
     ha_restart: v.boolean(),
@@ -102,7 +103,7 @@ export const ZoneCapabilitiesSchema = v.looseObject({
 export type ZoneCapabilities = v.InferOutput<typeof ZoneCapabilitiesSchema>;
 
 /** `Network`. */
-export const NetworkSchema = v.looseObject({
+export const NetworkSchema = v.object({
   id: v.string(),
   zone: v.string(),
   region: v.string(),
@@ -118,7 +119,7 @@ export const NetworkSchema = v.looseObject({
 export type Network = v.InferOutput<typeof NetworkSchema>;
 
 /** `LoadBalancerHealthCheck` (output). */
-export const HealthCheckSchema = v.looseObject({
+export const HealthCheckSchema = v.object({
   type: v.picklist(["tcp", "http", "none"]),
   path: v.string(),
   expected_status: v.string(),
@@ -130,7 +131,7 @@ export const HealthCheckSchema = v.looseObject({
 export type HealthCheck = v.InferOutput<typeof HealthCheckSchema>;
 
 /** `LoadBalancerMember`. */
-export const MemberSchema = v.looseObject({
+export const MemberSchema = v.object({
   id: v.string(),
   backend_id: v.optional(v.string(), ""),
   name: v.string(),
@@ -143,7 +144,7 @@ export const MemberSchema = v.looseObject({
 export type Member = v.InferOutput<typeof MemberSchema>;
 
 /** `LoadBalancerBackend`. */
-export const BackendSchema = v.looseObject({
+export const BackendSchema = v.object({
   id: v.string(),
   name: v.string(),
   mode: v.picklist(["tcp", "http"]),
@@ -156,7 +157,7 @@ export const BackendSchema = v.looseObject({
 export type Backend = v.InferOutput<typeof BackendSchema>;
 
 /** `LoadBalancerFrontend`. */
-export const FrontendSchema = v.looseObject({
+export const FrontendSchema = v.object({
   id: v.string(),
   name: v.string(),
   port: v.number(),
@@ -179,7 +180,7 @@ function isIpv4(text: string): boolean {
  * reference controller does.
  */
 export const LoadBalancerSchema = v.pipe(
-  v.looseObject({
+  v.object({
     id: v.string(),
     zone: v.string(),
     region: v.optional(v.string()),
@@ -194,7 +195,7 @@ export const LoadBalancerSchema = v.pipe(
     address: optionalNullableString,
     configuration_generation: v.optional(v.number(), 0),
     is_configuration_applied: v.optional(v.boolean(), true),
-    nodes: v.optional(v.array(v.looseObject({ id: v.string(), name: v.string(), state: v.string() })), []),
+    nodes: v.optional(v.array(v.object({ id: v.string(), name: v.string(), state: v.string() })), []),
     frontends: v.optional(v.array(FrontendSchema), []),
     backends: v.optional(v.array(BackendSchema), []),
     active_operation: v.optional(v.nullable(OperationSchema), null),
@@ -223,7 +224,7 @@ export const LoadBalancerSchema = v.pipe(
 export type LoadBalancer = v.InferOutput<typeof LoadBalancerSchema>;
 
 /** `EdgeMachine`. */
-export const EdgeMachineSchema = v.looseObject({
+export const EdgeMachineSchema = v.object({
   id: v.string(),
   name: v.string(),
   roles: v.array(v.string()),
@@ -235,7 +236,7 @@ export const EdgeMachineSchema = v.looseObject({
 });
 
 /** `EdgeMember`. */
-export const EdgeMemberSchema = v.looseObject({
+export const EdgeMemberSchema = v.object({
   id: v.optional(v.string(), ""),
   name: v.string(),
   frontend_port: v.number(),
@@ -248,7 +249,7 @@ export const EdgeMemberSchema = v.looseObject({
 export type EdgeMember = v.InferOutput<typeof EdgeMemberSchema>;
 
 /** `Edge`. */
-export const EdgeSchema = v.looseObject({
+export const EdgeSchema = v.object({
   id: v.string(),
   zone: v.string(),
   name: v.string(),
@@ -268,23 +269,23 @@ export const EdgeSchema = v.looseObject({
 export type Edge = v.InferOutput<typeof EdgeSchema>;
 
 /** `Quota`. */
-export const QuotaSchema = v.looseObject({
+export const QuotaSchema = v.object({
   limits: v.record(v.string(), v.number()),
   usage: v.record(v.string(), v.number()),
 });
 
 /** A list envelope `{items, next_cursor}` of `item`. */
 export function listSchema<T extends v.GenericSchema>(item: T) {
-  return v.looseObject({ items: v.array(item), next_cursor: v.optional(nullableString, null) });
+  return v.object({ items: v.array(item), next_cursor: v.optional(nullableString, null) });
 }
 
 /** Envelope `{<key>: <schema>}`. */
 export function envelopeSchema<K extends string, T extends v.GenericSchema>(key: K, schema: T) {
-  return v.looseObject({ [key]: schema } as { [P in K]: T });
+  return v.object({ [key]: schema } as { [P in K]: T });
 }
 
 /** A list page whose items are decoded one by one (a bad item costs that item only). */
-export const ListPageSchema = v.looseObject({
+export const ListPageSchema = v.object({
   items: v.array(v.unknown()),
   next_cursor: v.optional(nullableString, null),
 });
@@ -308,7 +309,7 @@ export const RESPONSE_SCHEMAS = {
   get_network: envelopeSchema("network", NetworkSchema),
   list_load_balancers: listSchema(LoadBalancerSchema),
   get_load_balancer: envelopeSchema("load_balancer", LoadBalancerSchema),
-  create_load_balancer: v.looseObject({ load_balancer: LoadBalancerSchema, operation: OperationSchema }),
+  create_load_balancer: v.object({ load_balancer: LoadBalancerSchema, operation: OperationSchema }),
   update_load_balancer: envelopeSchema("load_balancer", LoadBalancerSchema),
   delete_load_balancer: envelopeSchema("operation", OperationSchema),
   create_load_balancer_backend: envelopeSchema("backend", BackendSchema),
@@ -317,8 +318,8 @@ export const RESPONSE_SCHEMAS = {
   replace_load_balancer_members: envelopeSchema("members", v.array(MemberSchema)),
   list_edges: listSchema(EdgeSchema),
   get_edge: envelopeSchema("edge", EdgeSchema),
-  update_edge: v.looseObject({ edge: EdgeSchema, operation: OperationSchema }),
-  create_edge: v.looseObject({ edge: EdgeSchema, operation: OperationSchema }),
+  update_edge: v.object({ edge: EdgeSchema, operation: OperationSchema }),
+  create_edge: v.object({ edge: EdgeSchema, operation: OperationSchema }),
   delete_edge: envelopeSchema("operation", OperationSchema),
   get_operation: envelopeSchema("operation", OperationSchema),
   get_quotas: QuotaSchema,

@@ -7,6 +7,11 @@
  * Retried: reads and idempotent writes (GET, PUT, PATCH, DELETE) and keyed creates, on 429, 5xx (except 501),
  * timeouts and network errors; every method on 429 (the request was not processed). Never retried: other 4xx.
  *
+ * Bounded whatever the API answers (`answer_bounds.ts`): a body is read up to 8 MiB (a larger one, announced or not,
+ * is an `invalid_answer` "answer too large", read no further and not retried) and parsed only when it holds at most
+ * 200,000 JSON values, `Retry-After` counts for at most 5 minutes, redirects are refused (the API sends none), and
+ * the retry metric's `cause` label takes only the API's documented `reason` values.
+ *
  * @module
  */
 import * as v from "valibot";
@@ -17,13 +22,19 @@ import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
 import { ProblemSchema } from "./schemas.ts";
 import type { CloudRequestBudget } from "./request_budget.ts";
+import {
+  ANSWER_LIMIT_VALUES,
+  answerText,
+  headerNumber,
+  parseRetryAfter,
+  retryCause,
+  TOKEN_ROTATED,
+} from "./answer_bounds.ts";
 import { abortableSleep } from "../runtime/abort.ts";
+import { AnswerTooLargeError, mayExceedJsonValues } from "../runtime/bounded_body.ts";
 import { causeChain } from "../error_text.ts";
 import { systemCaCertificates } from "../tls.ts";
 import { fixedToken, TokenFile, type TokenSource } from "./token_source.ts";
-
-/** The `reason` of a 401 answered to a token that has been replaced since: retried at once with the new token. */
-const TOKEN_ROTATED = "token_rotated";
 
 /** Retry limits. */
 export interface RetryPolicy {
@@ -95,22 +106,6 @@ export interface CallSpec<S extends v.GenericSchema | undefined> {
 
 /** What {@linkcode CloudTransport.call} returns. */
 export type CallResult<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
-
-function headerNumber(headers: Headers, name: string): number | undefined {
-  const value = headers.get(name);
-  if (value === null || value.trim() === "") return undefined;
-  const parsed = Number(value);
-  return Number.isFinite(parsed) ? parsed : undefined;
-}
-
-/** Parses `Retry-After` (seconds or an HTTP date) into milliseconds. */
-export function parseRetryAfter(value: string | null, nowMs = Date.now()): number | undefined {
-  if (value === null || value.trim() === "") return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
-}
 
 function fieldPath(issue: v.BaseIssue<unknown>): string {
   return v.getDotPath(issue) ?? "(document)";
@@ -263,7 +258,7 @@ export class CloudTransport {
           ? cause.retryAfterMs + Math.round(this.#random() * 250)
           : this.#backoff(attempt);
         if (elapsed + wait > this.#retry.maxElapsedMs) throw cause;
-        this.#metrics?.retries.inc({ operation: spec.operation, cause: cause.reason ?? cause.kind });
+        this.#metrics?.retries.inc({ operation: spec.operation, cause: retryCause(cause) });
         await this.#sleep(wait, spec.signal);
       }
     }
@@ -299,7 +294,7 @@ export class CloudTransport {
     const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? 30_000);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
     const started = performance.now();
-    let response: Response;
+    let response: Response | undefined;
     let text: string;
     try {
       response = await fetch(url, {
@@ -308,9 +303,14 @@ export class CloudTransport {
         body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
         client: this.#client,
         signal,
+        redirect: "error",
       });
-      text = await response.text();
+      text = await answerText(response);
     } catch (cause) {
+      if (cause instanceof AnswerTooLargeError) {
+        this.#record(operation, "too_large", started);
+        throw new CloudApiError("invalid_answer", { operation, status: response?.status, cause: cause.message });
+      }
       const kind: CloudErrorKind = timeout.aborted ? "timeout" : "network";
       this.#record(operation, kind, started);
       if (spec.signal?.aborted) throw spec.signal.reason;
@@ -348,6 +348,13 @@ export class CloudTransport {
   #decode<S extends v.GenericSchema | undefined>(spec: CallSpec<S>, status: number, text: string): CallResult<S> {
     const { operation } = spec;
     if (!spec.schema) return undefined as CallResult<S>;
+    if (mayExceedJsonValues(text, ANSWER_LIMIT_VALUES)) {
+      throw new CloudApiError("invalid_answer", {
+        operation,
+        status,
+        cause: `answer too large: more than ${ANSWER_LIMIT_VALUES} JSON values`,
+      });
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -1,8 +1,17 @@
 /**
  * A small Kubernetes API client over fetch: TLS verified against the cluster's CA alone when the configuration gives
- * one (the system store otherwise), optional client certificates, bearer tokens that rotate, client-side QPS/burst
- * like kube components (20/30), 429 `Retry-After` retries, per-request timeouts, typed errors, paginated lists and
- * watches parsed line by line from the stream.
+ * one (the system store otherwise; see `tls.ts`), optional client certificates, bearer tokens that rotate,
+ * client-side QPS/burst like kube components (20/30), 429 `Retry-After` retries, per-request timeouts, typed errors,
+ * paginated lists and watches parsed line by line from the stream.
+ *
+ * Bounded whatever the server sends: an answer read whole is at most {@linkcode ANSWER_LIMIT_BYTES}, a list page
+ * streamed item by item holds at most the `limit` it asked for (each item, like each watch event, at most 8 Mi
+ * characters), a watch that delivers nothing for its `timeoutSeconds` plus {@linkcode WATCH_IDLE_GRACE_MS} is ended
+ * (a dead connection), `Retry-After` counts for at most 5 minutes, and redirects are refused. Each breach is an
+ * `invalid_answer` {@linkcode KubeApiError}.
+ *
+ * Callers whose requests must never wait behind the controllers' (the Lease, `/metrics` reviews) pass a limiter of
+ * their own in {@linkcode RequestOptions.limiter}.
  *
  * @module
  */
@@ -10,13 +19,21 @@ import { USER_AGENT } from "../version.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
 import { abortableSleep } from "../runtime/abort.ts";
+import { AnswerTooLargeError, readBoundedText } from "../runtime/bounded_body.ts";
+import { ANSWER_LIMIT_BYTES, errorText, WATCH_IDLE_GRACE_MS, watchIdleTimer } from "./answer_limits.ts";
 import { kubeTrustedCertificates } from "../tls.ts";
 import { CredentialSource } from "./credentials.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";
-import { decodeListStream } from "./list_stream.ts";
+import { decodeListStream, ListTooLargeError } from "./list_stream.ts";
 import { causeChain } from "../error_text.ts";
 import { errorFromAnswer, KubeApiError } from "./errors.ts";
 import { type WatchEvent, watchEvents } from "./watch_events.ts";
+
+/** A rate limiter a request waits for before it is sent. */
+export interface RequestLimiter {
+  /** Resolves when the request may go; rejects when `signal` aborts first. */
+  acquire(signal?: AbortSignal): Promise<void>;
+}
 
 /** PATCH flavours. */
 export type PatchType = "merge" | "strategic" | "json";
@@ -40,10 +57,10 @@ export interface RequestOptions {
   /** Timeout in milliseconds (default the client's). */
   timeoutMs?: number;
   /**
-   * A rate limiter of the caller's own instead of the client's `--kube-api-qps` bucket (events have their own, so a
-   * burst of events never slows the controllers' writes).
+   * A rate limiter of the caller's own instead of the client's `--kube-api-qps` bucket (events, the Lease and
+   * `/metrics` reviews have their own, so none of them waits behind the controllers' requests, or slows them).
    */
-  limiter?: { acquire(signal?: AbortSignal): Promise<void> };
+  limiter?: RequestLimiter;
 }
 
 /** Options of {@linkcode KubeClient}. */
@@ -56,6 +73,8 @@ export interface KubeClientOptions {
   timeoutMs?: number;
   /** Metrics registry. */
   metrics?: MetricsRegistry;
+  /** How long past its `timeoutSeconds` a silent watch is ended (default 30 s; tests shorten it). */
+  watchIdleGraceMs?: number;
 }
 
 /** A paginated list's result. */
@@ -73,6 +92,7 @@ export class KubeClient {
   readonly #credentials: CredentialSource;
   readonly #budget: TokenBucket;
   readonly #timeoutMs: number;
+  readonly #watchIdleGraceMs?: number;
   #client: Deno.HttpClient;
   #clientCertKey?: string;
   readonly #requests?: ReturnType<MetricsRegistry["counter"]>;
@@ -83,6 +103,7 @@ export class KubeClient {
     this.#credentials = new CredentialSource(config.auth);
     this.#budget = new TokenBucket({ requestsPerMinute: (options.qps ?? 20) * 60, burst: options.burst ?? 30 });
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#watchIdleGraceMs = options.watchIdleGraceMs;
     this.#client = this.#makeClient(config.clientCert);
     this.#requests = options.metrics?.counter(
       "kubernetes_api_requests_total",
@@ -159,7 +180,7 @@ export class KubeClient {
     }
     const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    let response: Response;
+    let response: Response | undefined;
     let text: string;
     try {
       response = await fetch(this.#url(path, options.query), {
@@ -168,9 +189,14 @@ export class KubeClient {
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         client: this.#client,
         signal,
+        redirect: "error",
       });
-      text = await response.text();
+      text = response.ok ? await readBoundedText(response, ANSWER_LIMIT_BYTES) : await errorText(response);
     } catch (cause) {
+      if (cause instanceof AnswerTooLargeError) {
+        this.#record(method, path, "too_large");
+        throw new KubeApiError("invalid_answer", `${method} ${path}: ${cause.message}`, { status: response?.status });
+      }
       if (options.signal?.aborted) throw options.signal.reason;
       const kind = timeout.aborted ? "timeout" : "network";
       this.#record(method, path, kind);
@@ -180,20 +206,37 @@ export class KubeClient {
       );
     }
     this.#record(method, path, String(response.status));
-    if (response.ok) return (text ? JSON.parse(text) : {}) as T;
-    throw errorFromAnswer(method, path, response, text);
+    if (!response.ok) throw errorFromAnswer(method, path, response, text);
+    try {
+      return (text ? JSON.parse(text) : {}) as T;
+    } catch {
+      throw new KubeApiError("invalid_answer", `${method} ${path}: the answer is not JSON`, {
+        status: response.status,
+      });
+    }
   }
 
-  /** GET one object. */
-  get<T>(path: string, signal?: AbortSignal): Promise<T> {
-    return this.request<T>("GET", path, { signal });
+  /** GET one object (through `limiter` when given, else the client's bucket). */
+  get<T>(path: string, signal?: AbortSignal, limiter?: RequestLimiter): Promise<T> {
+    return this.request<T>("GET", path, { signal, limiter });
   }
 
-  /** Lists every page (`limit`/`continue`) of `path`. */
+  /**
+   * Lists every page (`limit`/`continue`) of `path`.
+   *
+   * @throws {KubeApiError} `invalid_answer` for a page of more items than `limit`.
+   */
   async list<T>(
     path: string,
-    options: { labelSelector?: string; fieldSelector?: string; limit?: number; signal?: AbortSignal } = {},
+    options: {
+      labelSelector?: string;
+      fieldSelector?: string;
+      limit?: number;
+      signal?: AbortSignal;
+      limiter?: RequestLimiter;
+    } = {},
   ): Promise<ListResult<T>> {
+    const limit = options.limit ?? 500;
     const items: T[] = [];
     let continueToken: string | undefined;
     let resourceVersion = "";
@@ -203,15 +246,22 @@ export class KubeClient {
         path,
         {
           query: {
-            limit: options.limit ?? 500,
+            limit,
             continue: continueToken,
             labelSelector: options.labelSelector,
             fieldSelector: options.fieldSelector,
           },
           signal: options.signal,
           timeoutMs: 60_000,
+          limiter: options.limiter,
         },
       );
+      if ((page.items?.length ?? 0) > limit) {
+        throw new KubeApiError(
+          "invalid_answer",
+          `GET ${path}: a page of ${page.items.length} items, more than ${limit}`,
+        );
+      }
       items.push(...(page.items ?? []));
       resourceVersion = page.metadata.resourceVersion;
       continueToken = page.metadata.continue || undefined;
@@ -222,6 +272,9 @@ export class KubeClient {
   /**
    * Lists every page of `path`, handing each item to `onItem` as it is decoded from the stream (see
    * {@linkcode decodeListStream}); returns the list's resourceVersion. Memory stays at one item, not one page.
+   *
+   * @throws {KubeApiError} `invalid_answer` for a page of more items than `limit`, or an item larger than 8 Mi
+   * characters.
    */
   async listEach(
     path: string,
@@ -230,24 +283,29 @@ export class KubeClient {
   ): Promise<string> {
     let continueToken: string | undefined;
     let resourceVersion = "";
+    const limit = options.limit ?? 500;
     do {
       await this.#budget.acquire(options.signal);
       const headers = await this.#prepare();
       const timeout = AbortSignal.timeout(60_000);
       const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
       const url = this.#url(path, {
-        limit: options.limit ?? 500,
+        limit,
         continue: continueToken,
         labelSelector: options.labelSelector,
         fieldSelector: options.fieldSelector,
       });
       let page;
       try {
-        const response = await fetch(url, { headers, client: this.#client, signal });
+        const response = await fetch(url, { headers, client: this.#client, signal, redirect: "error" });
         this.#record("GET", path, String(response.status));
-        if (!response.ok) throw errorFromAnswer("GET", path, response, await response.text());
-        page = await decodeListStream(response.body!, onItem);
+        if (!response.ok) throw errorFromAnswer("GET", path, response, await errorText(response));
+        page = await decodeListStream(response.body!, onItem, { items: limit });
       } catch (cause) {
+        if (cause instanceof ListTooLargeError) {
+          this.#record("GET", path, "too_large");
+          throw new KubeApiError("invalid_answer", `GET ${path}: ${cause.message}`);
+        }
         if (cause instanceof KubeApiError) {
           if (cause.kind === "unauthorized") this.#credentials.invalidate();
           throw cause;
@@ -266,7 +324,8 @@ export class KubeClient {
   /**
    * Watches `path` from `resourceVersion`, yielding events as they arrive (one JSON document per line; the response
    * is never buffered whole). Ends when the server closes the stream or `signal` aborts. An ERROR event with code 410
-   * throws a `gone` {@linkcode KubeApiError}.
+   * throws a `gone` {@linkcode KubeApiError}; a stream silent for `timeoutSeconds` plus 30 s ends (the connection is
+   * dead: the caller watches again).
    */
   async *watch<T>(
     path: string,
@@ -278,14 +337,18 @@ export class KubeClient {
       signal?: AbortSignal;
       /** Called once the server accepted the watch (before any event). */
       onOpen?: () => void;
+      /** A rate limiter of the caller's own (see {@linkcode RequestOptions.limiter}). */
+      limiter?: RequestLimiter;
     },
   ): AsyncGenerator<WatchEvent<T>> {
-    await this.#budget.acquire(options.signal);
+    await (options.limiter ?? this.#budget).acquire(options.signal);
     const headers = await this.#prepare();
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const connectTimeout = setTimeout(() => controller.abort(new Error("watch connect timeout")), this.#timeoutMs);
+    const timeoutSeconds = options.timeoutSeconds ?? 300;
+    const idle = watchIdleTimer(timeoutSeconds * 1000 + (this.#watchIdleGraceMs ?? WATCH_IDLE_GRACE_MS), controller);
     let reader: ReadableStreamDefaultReader<string> | undefined;
     const cancelReader = () => reader?.cancel().catch(() => {});
     controller.signal.addEventListener("abort", cancelReader, { once: true });
@@ -297,11 +360,11 @@ export class KubeClient {
             watch: 1,
             resourceVersion: options.resourceVersion,
             allowWatchBookmarks: true,
-            timeoutSeconds: options.timeoutSeconds ?? 300,
+            timeoutSeconds,
             labelSelector: options.labelSelector,
             fieldSelector: options.fieldSelector,
           }),
-          { headers, client: this.#client, signal: controller.signal },
+          { headers, client: this.#client, signal: controller.signal, redirect: "error" },
         );
       } catch (cause) {
         if (options.signal?.aborted) return;
@@ -311,14 +374,15 @@ export class KubeClient {
         clearTimeout(connectTimeout);
       }
       this.#record("WATCH", path, String(response.status));
-      if (!response.ok) throw errorFromAnswer("WATCH", path, response, await response.text());
+      if (!response.ok) throw errorFromAnswer("WATCH", path, response, await errorText(response));
       options.onOpen?.();
-      reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      reader = response.body!.pipeThrough(idle.stream()).pipeThrough(new TextDecoderStream()).getReader();
       yield* watchEvents<T>(reader, { path, signal: options.signal });
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
       controller.signal.removeEventListener("abort", cancelReader);
       clearTimeout(connectTimeout);
+      idle.stop();
       await reader?.cancel().catch(() => {});
     }
   }

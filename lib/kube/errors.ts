@@ -1,6 +1,7 @@
 /**
  * Failed Kubernetes API requests: one {@linkcode KubeApiError} with a {@linkcode KubeErrorKind} read from the HTTP
- * status, the Status object's message and reason, and the requested wait.
+ * status, the Status object's message and reason, and the requested wait. `invalid_answer` is an answer this client
+ * refuses to read on (too large, or not the shape asked for).
  *
  * @module
  */
@@ -17,7 +18,8 @@ export type KubeErrorKind =
   | "too_many_requests"
   | "server_error"
   | "timeout"
-  | "network";
+  | "network"
+  | "invalid_answer";
 
 /** A failed Kubernetes API request. */
 export class KubeApiError extends Error {
@@ -76,9 +78,12 @@ export function kubeErrorKind(status: number): KubeErrorKind {
   }
 }
 
+/** The longest `Retry-After` followed: 5 minutes (a larger value counts as that). */
+export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
 /**
  * The error for a failed answer: its kind from the status, the Status object's message and reason when the body is one,
- * and the `Retry-After` wait.
+ * and the `Retry-After` wait (at most {@linkcode MAX_RETRY_AFTER_MS}).
  */
 export function errorFromAnswer(method: string, path: string, response: Response, text: string): KubeApiError {
   let status: { message?: string; reason?: string } = {};
@@ -92,7 +97,9 @@ export function errorFromAnswer(method: string, path: string, response: Response
     {
       status: response.status,
       reason: status.reason,
-      retryAfterMs: retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined,
+      retryAfterMs: retryAfter && /^\d+$/.test(retryAfter.trim())
+        ? Math.min(MAX_RETRY_AFTER_MS, Number(retryAfter.trim()) * 1000)
+        : undefined,
     },
   );
 }

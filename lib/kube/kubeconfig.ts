@@ -1,12 +1,14 @@
 /**
  * Where the Kubernetes API is and how to authenticate: a kubeconfig file (clusters, users, contexts; client
  * certificates as files or data, token, tokenFile and exec credential plugins — the forms k3s, kubeadm and managed
- * clusters write) or the in-cluster service account. TLS is always verified: `insecure-skip-tls-verify` is refused.
+ * clusters write) or the in-cluster service account. TLS is always verified: `insecure-skip-tls-verify` is refused,
+ * and so is a plain `http://` server other than a loopback one (`kubectl proxy`).
  * The YAML parser is loaded only when a kubeconfig file is parsed, so an in-cluster controller never holds it.
  *
  * @module
  */
 import * as v from "valibot";
+import { encryptedOrLoopback } from "../tls.ts";
 
 /** An exec credential plugin (`users[].user.exec`). */
 export interface ExecConfig {
@@ -52,6 +54,19 @@ export class KubeconfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "KubeconfigError";
+  }
+}
+
+/**
+ * A kubeconfig that asks for an unprotected connection (plain http to a host that is not loopback,
+ * `insecure-skip-tls-verify`): refused until the file is changed, so the controller exits 2 (a configuration error,
+ * not retried by the systemd unit) instead of 1.
+ */
+export class InsecureKubeconfigError extends KubeconfigError {
+  /** Creates the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "InsecureKubeconfigError";
   }
 }
 
@@ -162,7 +177,7 @@ export async function parseKubeconfig(text: string, path: string, context?: stri
     throw new KubeconfigError(`${path}: cluster "${contextDoc.cluster}" of context "${ctx.name}" not found`);
   }
   if (cluster["insecure-skip-tls-verify"]) {
-    throw new KubeconfigError(
+    throw new InsecureKubeconfigError(
       `${path}: cluster "${contextDoc.cluster}" sets insecure-skip-tls-verify; this controller always verifies TLS: ` +
         "give certificate-authority(-data) instead",
     );
@@ -219,8 +234,11 @@ export async function parseKubeconfig(text: string, path: string, context?: stri
   } catch {
     throw new KubeconfigError(`${path}: cluster "${contextDoc.cluster}" server "${cluster.server}" is not a URL`);
   }
-  if (server.protocol !== "https:") {
-    throw new KubeconfigError(`${path}: server ${cluster.server} is not https: this controller always uses TLS`);
+  if (!encryptedOrLoopback(server)) {
+    throw new InsecureKubeconfigError(
+      `${path}: server ${cluster.server} is not https: the credentials would travel unencrypted; use the API ` +
+        "server's https:// URL (plain http only to 127.0.0.1, ::1 or localhost, e.g. kubectl proxy)",
+    );
   }
   return { server: cluster.server.replace(/\/+$/, ""), caCerts, clientCert, auth, source: path };
 }

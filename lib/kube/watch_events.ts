@@ -1,12 +1,16 @@
 /**
  * The events of a Kubernetes watch, read from the answer's text stream one JSON document per line as they arrive
  * (the answer is never buffered whole). An ERROR event ends the watch with a {@linkcode KubeApiError} of the kind its
- * code means (410: `gone`, so the caller lists again).
+ * code means (410: `gone`, so the caller lists again); an event longer than {@linkcode EVENT_LIMIT_CHARS} ends it as
+ * an `invalid_answer` (the caller watches again), so one endless line cannot fill the memory.
  *
  * @module
  */
 import { causeChain } from "../error_text.ts";
 import { KubeApiError, kubeErrorKind } from "./errors.ts";
+
+/** The longest event line read: 8 Mi characters (etcd keeps objects below 1.5 MiB). */
+export const EVENT_LIMIT_CHARS = 8 * 1024 * 1024;
 
 /** A watch event. */
 export interface WatchEvent<T> {
@@ -24,10 +28,14 @@ export interface WatchEvent<T> {
  */
 export async function* watchEvents<T>(
   reader: ReadableStreamDefaultReader<string>,
-  options: { path: string; signal?: AbortSignal },
+  options: { path: string; signal?: AbortSignal; limitChars?: number },
 ): AsyncGenerator<WatchEvent<T>> {
   const { path, signal } = options;
-  let buffer = "";
+  const limit = options.limitChars ?? EVENT_LIMIT_CHARS;
+  // The text of the event being read, as it arrived: joined once its newline is in (appending to one string and
+  // searching it on every chunk would copy a long event over and over).
+  let pending: string[] = [];
+  let pendingLength = 0;
   while (true) {
     let chunk: ReadableStreamReadResult<string>;
     try {
@@ -37,11 +45,13 @@ export async function* watchEvents<T>(
       throw new KubeApiError("network", `WATCH ${path}: stream broke: ${causeChain(cause)}`);
     }
     if (chunk.done) return;
-    buffer += chunk.value;
+    let text = chunk.value;
     let newline: number;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, newline).trim();
-      buffer = buffer.slice(newline + 1);
+    while ((newline = text.indexOf("\n")) >= 0) {
+      const line = (pending.join("") + text.slice(0, newline)).trim();
+      pending = [];
+      pendingLength = 0;
+      text = text.slice(newline + 1);
       if (!line) continue;
       const event = JSON.parse(line) as WatchEvent<T>;
       if (event.type === "ERROR") {
@@ -54,6 +64,13 @@ export async function* watchEvents<T>(
       }
       yield event;
       if (signal?.aborted) return;
+    }
+    if (text) {
+      pending.push(text);
+      pendingLength += text.length;
+    }
+    if (pendingLength > limit) {
+      throw new KubeApiError("invalid_answer", `WATCH ${path}: an event is larger than ${limit} characters`);
     }
   }
 }

@@ -1,13 +1,22 @@
 /**
  * The HTTPS server on `--secure-port` (hono): `/healthz` and `/livez` (the process serves), `/readyz` (caches
  * synced; leader or standby) and `/metrics` (Prometheus text), the last one only for callers the API server
- * authorizes (see {@linkcode DelegatedAuthorizer}), unless authorization is explicitly turned off.
+ * authorizes (see {@linkcode DelegatedAuthorizer}), unless authorization is explicitly turned off. A refused caller
+ * gets 401 (no valid token), 403 (not allowed), 429 with `Retry-After: 1` (too many checks in flight: answered at
+ * once, without asking the API server) or 503 (the check failed).
  *
  * @module
  */
 import { Hono } from "hono";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import type { DelegatedAuthorizer } from "./delegated_authorizer.ts";
+
+const REFUSALS = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  429: "Too Many Requests",
+  503: "Service Unavailable",
+} as const;
 
 /** What `/readyz` reports. */
 export interface Readiness {
@@ -60,7 +69,8 @@ export function healthApp(options: Omit<HealthServerOptions, "hostname" | "port"
     if (options.authorizer) {
       const verdict = await options.authorizer.authorize(c.req.header("authorization"), "/metrics");
       if (!verdict.allowed) {
-        return c.text(`${verdict.status === 401 ? "Unauthorized" : "Forbidden"}: ${verdict.reason}\n`, verdict.status);
+        const headers: Record<string, string> = verdict.status === 429 ? { "retry-after": "1" } : {};
+        return c.text(`${REFUSALS[verdict.status]}: ${verdict.reason}\n`, verdict.status, headers);
       }
     }
     return c.body(options.metrics.render(), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { CloudRequestBudget } from "../../lib/cloud/request_budget.ts";
+import { CloudRequestBudget, MAX_WAIT_MS } from "../../lib/cloud/request_budget.ts";
 
 const WALL = 1_700_000_000_000;
 
@@ -10,6 +10,7 @@ const WALL = 1_700_000_000_000;
 function fakeBudget(options: { maxRequestsPerMinute?: number; unknownConcurrency?: number } = {}) {
   let now = 0;
   const timers: { at: number; wake: () => void }[] = [];
+  const sleeps: number[] = [];
   let driving = false;
   const drive = async () => {
     if (driving) return;
@@ -32,11 +33,12 @@ function fakeBudget(options: { maxRequestsPerMinute?: number; unknownConcurrency
     wallNow: () => WALL + now,
     sleep: (ms: number) =>
       new Promise<void>((resolve) => {
+        sleeps.push(ms);
         timers.push({ at: now + ms, wake: resolve });
         drive();
       }),
   });
-  return { budget, now: () => now, advance: (ms: number) => (now += ms) };
+  return { budget, now: () => now, advance: (ms: number) => (now += ms), sleeps };
 }
 
 Deno.test("with plenty left in the window, requests go at once, side by side", async () => {
@@ -137,4 +139,23 @@ Deno.test("high-priority callers go before others waiting for the window", async
   (await high)();
   (await normal)();
   assert.deepEqual(order, ["high", "normal"]);
+});
+
+Deno.test("a pause asked for years lasts 5 minutes, slept in one wait, not a spin", async () => {
+  const { budget, now, sleeps } = fakeBudget();
+  budget.pauseFor(99_999_999_000);
+  assert.equal(budget.pausedForMs, MAX_WAIT_MS);
+  const release = await budget.acquire();
+  release();
+  assert.equal(now(), MAX_WAIT_MS);
+  assert.deepEqual(sleeps, [MAX_WAIT_MS]);
+});
+
+Deno.test("a window said to reset years from now counts as resetting within 5 minutes", async () => {
+  const { budget, now, sleeps } = fakeBudget();
+  budget.observe({ limit: 60, remaining: 0, resetEpochSeconds: (WALL + 3e11) / 1000 });
+  const release = await budget.acquire();
+  release();
+  assert.ok(now() <= MAX_WAIT_MS, `held for ${now()} ms`);
+  assert.ok(sleeps.length <= 2 && sleeps.every((ms) => ms >= 50), `slept ${JSON.stringify(sleeps)}`);
 });

@@ -80,8 +80,8 @@ Deno.test("unverified TLS, plain http, a missing context or half a certificate a
     /insecure-skip-tls-verify; this controller always verifies TLS/,
   );
   await assert.rejects(
-    () => parseKubeconfig(kubeconfig("    token: x").replace("https://", "http://"), "/k"),
-    /is not https/,
+    () => parseKubeconfig(kubeconfig("    token: x").replace("https://127.0.0.1", "http://kube.example"), "/k"),
+    /server http:\/\/kube\.example:6443 is not https: the credentials would travel unencrypted/,
   );
   await assert.rejects(
     () => parseKubeconfig(kubeconfig("    token: x").replace("current-context: ctx", "current-context: other"), "/k"),
@@ -92,6 +92,20 @@ Deno.test("unverified TLS, plain http, a missing context or half a certificate a
     /client certificate without its key/,
   );
   await assert.rejects(() => parseKubeconfig("clusters: [oops", "/k"), /\/k: not valid YAML/);
+});
+
+Deno.test("plain http is accepted only to a loopback server, such as kubectl proxy", async () => {
+  for (const server of ["http://127.0.0.1:8001", "http://[::1]:8001", "http://localhost:8001"]) {
+    const config = await parseKubeconfig(kubeconfig("    token: x").replace("https://127.0.0.1:6443", server), "/k");
+    assert.equal(config.server, server);
+  }
+  for (const server of ["http://10.0.0.1:6443", "http://127.0.0.1.example:6443", "http://[::2]:6443"]) {
+    await assert.rejects(
+      () => parseKubeconfig(kubeconfig("    token: x").replace("https://127.0.0.1:6443", server), "/k"),
+      /is not https/,
+      server,
+    );
+  }
 });
 
 Deno.test("in-cluster configuration reads the service account and brackets IPv6 hosts", async () => {
