@@ -20,7 +20,7 @@
  * @module
  */
 import { OPTIONS } from "./config/options.ts";
-import { SYSTEM_CA_FILES } from "./tls.ts";
+import { SYSTEM_CA_FILES, TRUST_STORE_VARIABLE } from "./tls.ts";
 import { SERVICE_ACCOUNT_DIR } from "./kube/kubeconfig.ts";
 
 /** The chart's credentials volume: the token Secret (and the CA bundle) mounted there. */
@@ -29,11 +29,15 @@ export const CHART_CREDENTIALS_DIR = "/etc/ankra-cloud";
 /** The host's settings directory (the systemd guide's token and kubeconfig; a hand-run container's mounts). */
 export const HOST_SETTINGS_DIR = "/etc/ankra-cloud-ccm";
 
-/** Every environment variable the controller reads: the configuration's and the in-cluster API server's. */
+/**
+ * Every environment variable the controller reads: the configuration's and the in-cluster API server's; and the one
+ * it sets, `DENO_TLS_CA_STORE` (emptied at start, so each client trusts only the certificates it names: lib/tls.ts).
+ */
 export const ENVIRONMENT_VARIABLES: readonly string[] = [
   ...Object.values(OPTIONS).flatMap((option) => "env" in option && option.env ? [option.env as string] : []),
   "KUBERNETES_SERVICE_HOST",
   "KUBERNETES_SERVICE_PORT",
+  TRUST_STORE_VARIABLE,
 ];
 
 /** Paths readable wherever the controller runs (a path allows everything below it). */
@@ -141,10 +145,11 @@ export function launcherPermissionFlags(): string {
   return PERMISSION_FLAGS.map((flag) => flag.startsWith("--allow-read=") ? `"${flag}$read_dirs"` : flag).join(" ");
 }
 
-/** Reads {@linkcode ENVIRONMENT_VARIABLES} (the only variables the process may read). */
+/** Reads {@linkcode ENVIRONMENT_VARIABLES} (the only variables the process may read), but the trust store's. */
 export function readEnvironment(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
   for (const name of ENVIRONMENT_VARIABLES) {
+    if (name === TRUST_STORE_VARIABLE) continue;
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }

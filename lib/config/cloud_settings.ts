@@ -1,11 +1,14 @@
 /**
  * The Ankra Cloud connection settings read from files and variables: the API token (from `ANKRA_CLOUD_TOKEN` or the
- * token file, registered as a secret before any message can carry it), the extra CA bundle and the API URL. Each
- * problem is one {@linkcode ConfigError} naming the variable or flag and what to do; the token is never in one.
+ * token file, registered as a secret before any message can carry it), the extra CA bundle, the API URL and the
+ * allow-lists of the account resources Services may name. Each problem is one {@linkcode ConfigError} naming the
+ * variable or flag and what to do; the token is never in one.
  *
  * @module
  */
 import { registerSecret } from "../log.ts";
+import { encryptedOrLoopback } from "../tls.ts";
+import type { AllowedResources } from "../provider/allowed_resources.ts";
 import { ConfigError } from "./config_error.ts";
 import type { OptionValues } from "./options.ts";
 
@@ -68,7 +71,10 @@ export function readCaBundle(path: string, readFile: ReadFile): string {
   return text;
 }
 
-/** The API base URL without a trailing slash; http or https, with no credentials, query or fragment. */
+/**
+ * The API base URL without a trailing slash: https, or plain http to a loopback address only (the simulator on this
+ * machine); no credentials, query or fragment.
+ */
 export function readApiUrl(value: string): string {
   let url: URL;
   try {
@@ -82,5 +88,38 @@ export function readApiUrl(value: string): string {
   if (url.username || url.password || url.search || url.hash) {
     throw new ConfigError("ANKRA_CLOUD_API_URL must not carry credentials, a query or a fragment: give the base URL");
   }
+  if (!encryptedOrLoopback(url)) {
+    throw new ConfigError(
+      `ANKRA_CLOUD_API_URL ${url.origin} is plain http to a host that is not loopback: the token would travel ` +
+        "unencrypted; use https (plain http only to 127.0.0.1, ::1 or localhost, e.g. the simulator)",
+    );
+  }
   return url.toString().replace(/\/+$/, "");
+}
+
+/** Splits an allow-list variable (already checked by its rule) into its ids; undefined (allow all) when unset. */
+function idList(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : [...new Set(value.split(",").map((id) => id.trim()))];
+}
+
+/**
+ * The allow-lists of the account resources a Service may name (`ANKRA_CLOUD_ALLOWED_CERTIFICATE_IDS`,
+ * `…_EDGES`, `…_NETWORK_IDS`); an unset variable allows all. The default network `ANKRA_CLOUD_NETWORK_ID`, when set
+ * with a network list, must be on it.
+ */
+export function readAllowedResources(
+  values: Pick<OptionValues, "allowedCertificateIds" | "allowedEdges" | "allowedNetworkIds" | "networkId">,
+): AllowedResources {
+  const allowed: AllowedResources = {
+    certificateIds: idList(values.allowedCertificateIds),
+    edges: idList(values.allowedEdges),
+    networkIds: idList(values.allowedNetworkIds),
+  };
+  if (values.networkId && allowed.networkIds && !allowed.networkIds.includes(values.networkId)) {
+    throw new ConfigError(
+      `ANKRA_CLOUD_NETWORK_ID ${values.networkId} is not in ANKRA_CLOUD_ALLOWED_NETWORK_IDS: add it to the list or ` +
+        "choose a default network from it",
+    );
+  }
+  return allowed;
 }

@@ -5,11 +5,15 @@
  * that one table, so adding an annotation means adding one entry here and using its setting in the plan.
  *
  * Values are trimmed; an empty value counts as not set. Every problem names the annotation, the rule and the value;
- * nothing is half-applied.
+ * nothing is half-applied. Every id and zone a value names is checked against the shapes of `lib/cloud/ids.ts`, so no
+ * annotation can become another API path (`edge: ".."` is an {@linkcode AnnotationProblem}, and no request is sent).
+ * Whether the account resources named are allowed (`ANKRA_CLOUD_ALLOWED_*`) is decided in `allowed_resources.ts`.
  *
  * @module
  */
+import { ANKRA_ID, ANKRA_ID_WORDS, ZONE_NAME } from "../cloud/ids.ts";
 import { parseGoBoolean } from "../go_syntax.ts";
+import { type LabelRequirement, parseLabelSelector } from "./label_selector.ts";
 
 /** The settings a Service asks for. */
 export interface LoadBalancerSettings {
@@ -40,6 +44,10 @@ export interface LoadBalancerSettings {
   certificateIds: string[];
   /** Plain frontends of an http load balancer redirect to HTTPS. */
   redirectHttpToHttps: boolean;
+  /** The ingress `ipMode` asked for; undefined: chosen from what the load balancer does (`ingressIpMode`). */
+  ipMode?: "Proxy" | "VIP";
+  /** Only nodes whose labels match may be members (the selector's text and its requirements). */
+  nodeSelector?: { text: string; requirements: LabelRequirement[] };
 }
 
 /** A rejected annotation. */
@@ -70,8 +78,6 @@ export interface AnnotationSpec {
 
 /** The annotation prefix. */
 export const PREFIX = "load-balancer.ankra.cloud/";
-
-const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 function integer(text: string, min: number, max: number): number | undefined {
   if (!/^[+-]?\d+$/.test(text)) return undefined;
@@ -115,28 +121,31 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
   },
   {
     name: "network-id",
-    values: "an Ankra private network id",
+    values: `an Ankra private network id (${ANKRA_ID_WORDS}); one of ANKRA_CLOUD_ALLOWED_NETWORK_IDS when that is set`,
     default: "ANKRA_CLOUD_NETWORK_ID, else the network all nodes share",
     meaning: "private network of a new load balancer; honoured when it is created",
     read(value, settings) {
+      if (!ANKRA_ID.test(value)) return `must be an Ankra Cloud network id (${ANKRA_ID_WORDS})`;
       settings.networkId = value;
     },
   },
   {
     name: "zone",
-    values: "a zone name",
+    values: "a zone name such as de-fsn1 (lower-case letters, digits and inner '-', at most 64)",
     default: "ANKRA_CLOUD_ZONE, else the zone most nodes are in",
     meaning: "zone of a new load balancer; honoured when it is created",
     read(value, settings) {
+      if (!ZONE_NAME.test(value)) return "must be a zone name such as de-fsn1";
       settings.zone = value;
     },
   },
   {
     name: "edge",
-    values: "an edge id",
+    values: `an edge id (${ANKRA_ID_WORDS}); one of ANKRA_CLOUD_ALLOWED_EDGES when that is set`,
     default: "none",
     meaning: "serve the Service from a combined edge's load_balancer role instead of a dedicated load balancer",
     read(value, settings) {
+      if (!ANKRA_ID.test(value)) return `must be an Ankra Cloud edge id (${ANKRA_ID_WORDS})`;
       settings.edgeId = value;
     },
   },
@@ -225,13 +234,15 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
   },
   {
     name: "certificate-ids",
-    values: "comma-separated Ankra certificate ids, at most 16",
+    values: `comma-separated Ankra certificate ids (${ANKRA_ID_WORDS}), at most 16; each one of ` +
+      "ANKRA_CLOUD_ALLOWED_CERTIFICATE_IDS when that is set",
     default: "none",
     meaning: "certificates of the TLS frontends; the first answers clients without SNI",
     read(value, settings) {
       const ids = value.split(",").map((c) => c.trim()).filter(Boolean);
-      if (ids.length > 16 || ids.some((id) => !ID.test(id))) {
-        return "must be at most 16 comma-separated certificate ids";
+      if (ids.length > 16) return "must be at most 16 comma-separated certificate ids";
+      if (ids.some((id) => !ANKRA_ID.test(id))) {
+        return `must be comma-separated Ankra Cloud certificate ids (${ANKRA_ID_WORDS})`;
       }
       settings.certificateIds = ids;
     },
@@ -248,6 +259,28 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     check(settings) {
       if (settings.redirectHttpToHttps && settings.protocol !== "http") return `needs ${PREFIX}protocol: http`;
+    },
+  },
+  {
+    name: "node-selector",
+    values: "a label selector, e.g. pool=edge,topology.kubernetes.io/zone!=de-fsn2",
+    default: "every eligible node",
+    meaning: "only the eligible nodes whose labels match are members; none matching keeps the load balancer as it is",
+    read(value, settings) {
+      const parsed = parseLabelSelector(value);
+      if (!parsed.ok) return parsed.rule;
+      settings.nodeSelector = { text: value, requirements: parsed.requirements };
+    },
+  },
+  {
+    name: "ip-mode",
+    values: "proxy or vip",
+    default: "proxy with a TLS port or protocol http, else vip",
+    meaning: "the ingress ipMode: proxy makes pods in the cluster reach the address through the load balancer " +
+      "(TLS, http mode, the redirect), vip lets kube-proxy take in-cluster traffic straight to the Service",
+    read(value, settings) {
+      if (!oneOf(value, ["proxy", "vip"] as const)) return "must be proxy or vip";
+      settings.ipMode = value === "proxy" ? "Proxy" : "VIP";
     },
   },
 ];
