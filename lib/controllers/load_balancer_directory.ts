@@ -13,24 +13,51 @@
  * Until the first list succeeds, and for a Service whose create had an unknown outcome, lookups fall back to the
  * API's label filter.
  *
+ * Ownership ({@linkcode loadBalancerOwnership}): a Service's load balancer is one with its Service label, this
+ * cluster's name and this cluster's UID (`ccm.ankra.cloud/cluster-uid`), or — made by the Go controller or an older
+ * version — the same without a UID label (`legacy`: found to be adopted, it gets the label). One with another
+ * cluster's UID is never returned as the Service's: when its name is the Service's load balancer name and the Service
+ * has none of its own, the lookup answers `foreign` (the name is taken; nothing is created). Such collisions are
+ * known from the account's list when a term begins and from the label-filtered lists of the provisioning poll.
+ *
  * @module
  */
 import type { AnkraCloudClient, LoadBalancer } from "../cloud/client.ts";
 import { isNotFound } from "../cloud/errors.ts";
+import * as log from "../log.ts";
 import { CLUSTER_LABEL, SERVICE_LABEL } from "../provider/load_balancer_names.ts";
+import {
+  type ClusterIdentity,
+  collisionMessage,
+  loadBalancerOwnership,
+  servesService,
+} from "../provider/load_balancer_ownership.ts";
+import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 
 /** What a lookup found. */
 export interface FoundLoadBalancer {
   /** The full document. */
   lb: LoadBalancer;
-  /** True when it carries no Service label and was found by name: it must be labelled (adopted). */
+  /**
+   * True when it lacks this cluster's labels and must get them (adoption): one without a Service label found by
+   * name, or a `legacy` one without the UID label.
+   */
   unlabelled: boolean;
+  /** True for one with the Service's and cluster's labels but no `ccm.ankra.cloud/cluster-uid` (an older maker's). */
+  legacy?: boolean;
+  /**
+   * True when the Service has no load balancer and its name is taken by another cluster's (same `--cluster-name`,
+   * another UID): it must not be adopted, changed, deleted, nor a new one created.
+   */
+  foreign?: boolean;
 }
 
 /** Options of {@linkcode LoadBalancerDirectory}. */
 export interface LoadBalancerDirectoryOptions {
   /** `--cluster-name`. */
   clusterName: string;
+  /** UID of the `kube-system` namespace. */
+  clusterUid: string;
   /** How long after its last read a full document is trusted (the drift-check period). */
   documentTtlMs: number;
 }
@@ -45,6 +72,17 @@ export interface WantedLoadBalancer {
   mayExist: boolean;
   /** Read the real load balancer even when a cached document is young enough. */
   fresh?: boolean;
+}
+
+/** The event reason of a Service whose load balancer name is taken by another cluster's load balancer. */
+export const CLUSTER_NAME_COLLISION = "ClusterNameCollision";
+
+/**
+ * What a Service's pass throws when its load balancer name is taken by another cluster's (a `foreign` lookup): the
+ * Service waits, looked at again after `recheckAfterMs` (the other cluster may delete it, freeing the name).
+ */
+export function clusterNameCollision(lb: LoadBalancer, recheckAfterMs: number): WaitingForUser {
+  return new WaitingForUser(CLUSTER_NAME_COLLISION, collisionMessage(lb), { recheckAfterMs });
 }
 
 /** Where a remembered document came from: a read of the API, or this controller's own writes. */
@@ -64,6 +102,8 @@ export class LoadBalancerDirectory {
   #ids = new Map<string, string>();
   /** Name → id of unlabelled load balancers (adoption candidates). */
   #unlabelled = new Map<string, string>();
+  /** Name → id of other clusters' load balancers (same `--cluster-name`, another UID): names that are taken. */
+  #foreign = new Map<string, string>();
   /** Full documents by Service key, with the time the load balancer was last read. */
   readonly #documents = new Map<string, { lb: LoadBalancer; readAt: number }>();
   /** Services whose load balancer must be looked up with the API's label filter. */
@@ -76,6 +116,10 @@ export class LoadBalancerDirectory {
     this.#options = options;
   }
 
+  get #cluster(): ClusterIdentity {
+    return { name: this.#options.clusterName, uid: this.#options.clusterUid };
+  }
+
   /** True once the account's list was read. */
   get primed(): boolean {
     return this.#primed;
@@ -86,24 +130,40 @@ export class LoadBalancerDirectory {
     const listed = await this.#cloud.listLoadBalancers({}, signal);
     const ids = new Map<string, string>();
     const unlabelled = new Map<string, string>();
+    const foreign = new Map<string, string>();
+    const ranks = new Map<string, number>();
     for (const lb of listed.items) {
-      const service = lb.labels[SERVICE_LABEL];
-      if (service && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
-        if (!ids.has(service) || lb.state !== "deleting") ids.set(service, lb.id);
-      } else if (!service) unlabelled.set(lb.name, lb.id);
+      const owner = loadBalancerOwnership(lb.labels, this.#cluster);
+      if (owner.kind === "own" || owner.kind === "legacy") {
+        // A live one before one being deleted; this cluster's UID-labelled one before a legacy one.
+        const rank = (lb.state !== "deleting" ? 2 : 0) + (owner.kind === "own" ? 1 : 0);
+        if (rank >= (ranks.get(owner.service) ?? -1)) {
+          ids.set(owner.service, lb.id);
+          ranks.set(owner.service, rank);
+        }
+      } else if (owner.kind === "unlabelled") unlabelled.set(lb.name, lb.id);
+      else if (owner.kind === "foreign" && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
+        foreign.set(lb.name, lb.id);
+      }
     }
     this.#ids = ids;
     this.#unlabelled = unlabelled;
+    this.#foreign = foreign;
     // A load balancer item that could not be read might be anyone's: look those Services up by label.
     this.#primed = listed.skipped.length === 0;
   }
 
-  /** Takes in a label-filtered list of this cluster's load balancers (summaries). */
+  /**
+   * Takes in a label-filtered list of load balancers with this cluster's name (summaries): this cluster's are
+   * remembered, and another cluster's (same name, another UID) mark their names as taken.
+   */
   learn(summaries: LoadBalancer[]): void {
     for (const lb of summaries) {
-      const service = lb.labels[SERVICE_LABEL];
-      if (service && lb.labels[CLUSTER_LABEL] === this.#options.clusterName && !this.#ids.has(service)) {
-        this.#ids.set(service, lb.id);
+      const owner = loadBalancerOwnership(lb.labels, this.#cluster);
+      if ((owner.kind === "own" || owner.kind === "legacy") && !this.#ids.has(owner.service)) {
+        this.#ids.set(owner.service, lb.id);
+      } else if (owner.kind === "foreign" && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
+        this.#foreign.set(lb.name, lb.id);
       }
     }
   }
@@ -171,39 +231,68 @@ export class LoadBalancerDirectory {
     }
     const id = this.#ids.get(key);
     if (id) {
-      try {
-        const lb = await this.#cloud.getLoadBalancer(id, signal);
-        if (lb.labels[SERVICE_LABEL] === key && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
-          this.remember(key, lb, { document: "read" });
-          return { lb, unlabelled: false };
-        }
-      } catch (cause) {
-        if (!isNotFound(cause)) throw cause;
-      }
+      const lb = await this.#read(id, signal);
+      if (lb && servesService(lb.labels, this.#cluster, key)) return this.#found(key, lb);
       this.forget(key);
     }
     if (!this.#uncertain.has(key)) {
       if (this.#primed) {
+        const taken = await this.#foreignNamed(wanted.name, signal);
+        if (taken) return { lb: taken, unlabelled: false, foreign: true };
         const orphan = this.#unlabelled.get(wanted.name);
         const lb = orphan ? await this.#read(orphan, signal) : undefined;
-        return lb && !lb.labels[SERVICE_LABEL] ? { lb, unlabelled: true } : undefined;
+        return lb && loadBalancerOwnership(lb.labels, this.#cluster).kind === "unlabelled"
+          ? { lb, unlabelled: true }
+          : undefined;
       }
       if (!wanted.mayExist) return undefined;
     }
-    const labelled = await this.#cloud.listLoadBalancers({ labels: wanted.labels }, signal);
-    const live = labelled.items.find((lb) => lb.state !== "deleting") ?? labelled.items[0];
+    // The Service's and cluster's labels only: a legacy load balancer has no UID label, another cluster's another.
+    const filter = { [SERVICE_LABEL]: key, [CLUSTER_LABEL]: this.#options.clusterName };
+    const labelled = await this.#cloud.listLoadBalancers({ labels: filter }, signal);
+    this.learn(labelled.items);
+    const served = labelled.items.filter((lb) => servesService(lb.labels, this.#cluster, key));
+    const live = served.find((lb) => lb.state !== "deleting") ?? served[0];
     if (live) {
       const lb = await this.#read(live.id, signal);
-      if (lb) {
-        this.remember(key, lb, { document: "read" });
-        return { lb, unlabelled: false };
-      }
+      if (lb && servesService(lb.labels, this.#cluster, key)) return this.#found(key, lb);
     }
     const all = await this.#cloud.listLoadBalancers({}, signal);
-    const orphan = all.items.find((lb) => lb.name === wanted.name && !lb.labels[SERVICE_LABEL]);
-    const lb = orphan ? await this.#read(orphan.id, signal) : undefined;
     this.#uncertain.delete(key);
+    const named = all.items.filter((lb) => lb.name === wanted.name);
+    const foreign = named.find((lb) => loadBalancerOwnership(lb.labels, this.#cluster).kind === "foreign");
+    if (foreign) return { lb: foreign, unlabelled: false, foreign: true };
+    const orphan = named.find((lb) => loadBalancerOwnership(lb.labels, this.#cluster).kind === "unlabelled");
+    const lb = orphan ? await this.#read(orphan.id, signal) : undefined;
     return lb ? { lb, unlabelled: true } : undefined;
+  }
+
+  /** The answer for a load balancer that serves `key`: remembered when own, to be adopted when legacy. */
+  #found(key: string, lb: LoadBalancer): FoundLoadBalancer {
+    if (loadBalancerOwnership(lb.labels, this.#cluster).kind === "own") {
+      this.remember(key, lb, { document: "read" });
+      return { lb, unlabelled: false };
+    }
+    // Legacy: where it is is kept, its document is not (the next pass must see it unlabelled until adopted).
+    this.#ids.set(key, lb.id);
+    this.#documents.delete(key);
+    log.info(
+      0,
+      "found a load balancer without the cluster-uid label (made by the Go controller or an older " +
+        "version): it is adopted and labelled",
+      { service: key, loadBalancer: lb.id },
+    );
+    return { lb, unlabelled: true, legacy: true };
+  }
+
+  /** Another cluster's load balancer named `name`, read again (a deleted one frees the name). */
+  async #foreignNamed(name: string, signal?: AbortSignal): Promise<LoadBalancer | undefined> {
+    const id = this.#foreign.get(name);
+    if (!id) return undefined;
+    const lb = await this.#read(id, signal);
+    if (lb && lb.name === name && loadBalancerOwnership(lb.labels, this.#cluster).kind === "foreign") return lb;
+    this.#foreign.delete(name);
+    return undefined;
   }
 
   async #read(id: string, signal?: AbortSignal): Promise<LoadBalancer | undefined> {

@@ -1,5 +1,5 @@
 /**
- * Deletes leaked load balancers: those labelled for this cluster whose Service no longer exists (its finalizer was
+ * Deletes leaked load balancers: those labelled for this cluster (its name and its UID) whose Service no longer exists (its finalizer was
  * stripped by hand, its namespace force-deleted while the controller was down, it was deleted during a restore).
  * Once per period it lists this cluster's load balancers (one label-filtered list) and lets {@linkcode planSweep}
  * decide: a load balancer is deleted only when its Service was absent from the synced store in two observations at
@@ -42,6 +42,8 @@ export interface LoadBalancerSweeperOptions {
   services: Pick<Informer<V1Service, SlimService>, "hasSynced" | "synced" | "store">;
   /** `--cluster-name`. */
   clusterName: string;
+  /** UID of the `kube-system` namespace: only load balancers carrying it are swept. */
+  clusterUid: string;
   /** `--load-balancer-drift-period`: the period of the sweep and the least time between its two observations. */
   periodMs: number;
   /** Set in a dry run: deletions are reported there and never sent. */
@@ -115,7 +117,7 @@ export class LoadBalancerSweeper {
     const plan = planSweep(
       { loadBalancers: listed.items, serviceExists: exists, at: this.#now() },
       this.#pending,
-      { clusterName: o.clusterName, confirmAfterMs: o.periodMs },
+      { clusterName: o.clusterName, clusterUid: o.clusterUid, confirmAfterMs: o.periodMs },
     );
     this.#pending = plan.pending;
     const swept: string[] = [];

@@ -3,7 +3,8 @@
  * labels, addresses, taint removed, event `Synced`) and keeps initialised nodes' addresses and labels current on a
  * period — all from the shared {@linkcode CloudView}, never with a request per node per check.
  *
- * Nodes of other providers are left alone. A node whose server cannot be found, is ambiguous, or does not hold the
+ * Nodes of other providers, and nodes labelled `node.ankra.cloud/managed=false` (not Ankra servers: never looked up,
+ * never an event), are left alone. A node whose server cannot be found, is ambiguous, or does not hold the
  * kubelet's `--node-ip` gets one clear Warning event and waits for the user ({@linkcode WaitingForUser}): it keeps its
  * taint and is looked at again after every fresh server list (a server that appears is found within one list
  * period). This controller never deletes a node. When many nodes join at once, their servers' interfaces are read
@@ -33,6 +34,7 @@ import {
   UNINITIALIZED_TAINT,
 } from "../provider/node_plan.ts";
 import { classifyProviderId, formatProviderId, parseProviderId } from "../provider/provider_id.ts";
+import { isUnmanagedNode } from "../provider/node_management.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { whenAborted } from "../runtime/abort.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
@@ -95,7 +97,8 @@ export class NodeController {
         const current = window = { names: new Set<string>(), read: Promise.withResolvers<void>() };
         windowTimer = setTimeout(() => {
           window = undefined;
-          const ids = nodes.store.list().filter(isUninitialized).flatMap((node) => this.#knownServerIds(node));
+          const ids = nodes.store.list().filter((node) => isUninitialized(node) && !isUnmanagedNode(node))
+            .flatMap((node) => this.#knownServerIds(node));
           const read = ids.length > 1 ? view.prefetchInterfaces(ids) : Promise.resolve();
           read.catch(() => {}).finally(() => {
             for (const joined of current.names) this.#joining.delete(joined);
@@ -114,6 +117,7 @@ export class NodeController {
       if (signal.aborted) return;
       if (change.type === "deleted") return;
       const node = change.object;
+      if (isUnmanagedNode(node)) return;
       if (change.type === "added" || isUninitialized(node)) {
         if (isUninitialized(node)) prefetchSoon(node.name);
         return this.#queue.add(node.name);
@@ -130,7 +134,7 @@ export class NodeController {
     view.onRefresh(() => {
       if (signal.aborted) return;
       for (const node of nodes.store.list()) {
-        if (!isUninitialized(node)) continue;
+        if (!isUninitialized(node) || isUnmanagedNode(node)) continue;
         prefetchSoon(node.name);
         this.#queue.add(node.name);
       }
@@ -210,7 +214,7 @@ export class NodeController {
   async reconcile(name: string): Promise<void> {
     const { nodes, events, writes } = this.#options;
     const node = nodes.store.get(name);
-    if (!node || node.deletionTimestamp) return;
+    if (!node || node.deletionTimestamp || isUnmanagedNode(node)) return;
     const kind = classifyProviderId(node.providerID);
     if (kind === "foreign") return;
     if (kind === "malformed") {

@@ -7,6 +7,7 @@
  * once), so a shut-down server's node is tainted within seconds; nodes that stay NotReady cost nothing more than the
  * shared list.
  *
+ * Left alone entirely (never looked up, tainted or deleted): nodes labelled `node.ankra.cloud/managed=false`.
  * Never deleted: nodes whose providerID belongs to another provider (left alone entirely), nodes without a
  * providerID (never linked to a server, so nothing proves their server is gone), and any node while the cloud view
  * is unavailable — errors, timeouts, 401/403 and rate limits prove nothing.
@@ -21,6 +22,7 @@ import type { KubeWriteTarget } from "../kube/object_writes.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { hasShutdownTaint, shutdownTaint } from "../provider/node_plan.ts";
+import { isUnmanagedNode } from "../provider/node_management.ts";
 import { parseProviderId } from "../provider/provider_id.ts";
 import { serverPresence } from "../provider/server_state.ts";
 import { abortableSleep } from "../runtime/abort.ts";
@@ -52,6 +54,7 @@ export function lifecycleAction(
   node: SlimNode,
   view: Pick<CloudView, "synced" | "server" | "isGone">,
 ): LifecycleAction {
+  if (isUnmanagedNode(node)) return "none";
   if (node.ready === "True") return hasShutdownTaint(node) ? "remove-shutdown-taint" : "none";
   if (node.deletionTimestamp || !node.providerID) return "none";
   const id = parseProviderId(node.providerID)?.serverId;
@@ -82,7 +85,7 @@ export class NodeLifecycleController {
     let checking: ReturnType<typeof setTimeout> | undefined;
     nodes.onChange((change) => {
       if (signal.aborted || change.type !== "updated") return;
-      if (change.old.ready !== "True" || change.object.ready === "True") return;
+      if (change.old.ready !== "True" || change.object.ready === "True" || isUnmanagedNode(change.object)) return;
       const id = parseProviderId(change.object.providerID ?? "")?.serverId;
       if (!id) return;
       turnedNotReady.add(id);

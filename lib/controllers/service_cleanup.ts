@@ -2,6 +2,8 @@
  * The end of a Service's load balancer: retiring its dedicated load balancer (when the Service is deleted, stops
  * being served, or moves onto an edge) — one `DeletingLoadBalancer` and one delete, then the real load balancer is
  * read again until it is gone — and, once nothing is left, the finalizer and status removed and `DeletedLoadBalancer`.
+ * Only this cluster's load balancer is deleted (its UID label, or none from an older maker); one of another cluster
+ * with the same name is left alone.
  *
  * @module
  */
@@ -66,7 +68,8 @@ export class ServiceCleanup {
       name: wanted.name,
       mayExist: service.finalizers.includes(FINALIZER),
     });
-    if (!found || found.unlabelled) return false;
+    // Never another cluster's, never an unlabelled one; a legacy one (no UID label) is this cluster's by the old rule.
+    if (!found || found.foreign || (found.unlabelled && !found.legacy)) return false;
     o.tracker.untrack(wanted.key);
     if (found.lb.state !== "deleting") {
       o.reporter.service(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");

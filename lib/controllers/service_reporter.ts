@@ -21,6 +21,7 @@ export type FailedPass = "ensure" | "update" | "delete";
 /** The event reason and message of a failed pass, as the framework words them. */
 export function failureEvent(cause: unknown, kind: FailedPass): [string, string] {
   const message = cause instanceof Error ? cause.message : String(cause);
+  if (cause instanceof WaitingForUser && cause.reason === "ClusterNameCollision") return [cause.reason, message];
   if (kind === "update") return ["UpdateLoadBalancerFailed", `Error updating load balancer with new hosts: ${message}`];
   return ["SyncLoadBalancerFailed", `Error syncing load balancer: failed to ${kind} load balancer: ${message}`];
 }

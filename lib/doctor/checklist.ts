@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { isUnmanagedNode } from "../provider/node_management.ts";
 import {
   ACCOUNT_CAN_CREATE,
   accountCanCreateFinding,
@@ -153,7 +154,8 @@ export function checklist(input: ChecklistInput): Finding[] {
   const nodes = clusterWhy ? undefined : cluster?.nodes;
   const nodesWhy = clusterWhy ??
     (!nodes ? "the Nodes were not listed" : !nodes.ok ? `the Nodes cannot be listed: ${nodes.failure.message}` : "");
-  const nodeList = nodes?.ok ? nodes.value : undefined;
+  // Nodes labelled node.ankra.cloud/managed=false are not Ankra servers: the controller leaves them alone, so does this.
+  const nodeList = nodes?.ok ? nodes.value.filter((node) => !isUnmanagedNode(node)) : undefined;
 
   // Nodes and servers.
   const servers = cloudWhy ? undefined : cloud?.servers;

@@ -1,12 +1,14 @@
 /**
  * Which of this cluster's load balancers are leaked and may be deleted now: those whose Service is absent from two
  * observations at least a drift period apart. An observation is one complete list of the cluster's load balancers
- * taken while the Service store is synced; a load balancer of another cluster, one without a Service label, and one
- * already being deleted are never candidates. Pure: time comes in as a number, the Service store as a predicate.
+ * taken while the Service store is synced. Only a load balancer with this cluster's name **and UID** labels is a
+ * candidate: one of another cluster (even with the same `--cluster-name`), one without a UID label (made by the Go
+ * controller or an older version: it gets the label when its Service is served, and is never swept before), one
+ * without a Service label, and one already being deleted are never candidates. Pure: time comes in as a number, the Service store as a predicate.
  *
  * @module
  */
-import { CLUSTER_LABEL, SERVICE_LABEL } from "./load_balancer_names.ts";
+import { type ClusterIdentity, loadBalancerOwnership } from "./load_balancer_ownership.ts";
 
 /** What the sweep reads of a listed load balancer. */
 export interface ListedLoadBalancer {
@@ -46,6 +48,8 @@ export interface Observation {
 export interface SweepOptions {
   /** `--cluster-name`: only load balancers with this cluster label are looked at. */
   clusterName: string;
+  /** The `kube-system` namespace's UID: only load balancers with this `ccm.ankra.cloud/cluster-uid` are looked at. */
+  clusterUid: string;
   /** Least time between the first and the confirming observation of an absent Service (the drift period). */
   confirmAfterMs: number;
 }
@@ -60,11 +64,10 @@ export interface SweepPlan {
 
 const SERVICE_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/** The Service key a load balancer belongs to, when it carries this cluster's labels (else undefined). */
-export function ownedService(lb: ListedLoadBalancer, clusterName: string): string | undefined {
-  if (lb.labels[CLUSTER_LABEL] !== clusterName) return undefined;
-  const service = lb.labels[SERVICE_LABEL];
-  return service && SERVICE_KEY.test(service) ? service : undefined;
+/** The Service key a load balancer belongs to, when it carries this cluster's name and UID labels (else undefined). */
+export function ownedService(lb: ListedLoadBalancer, cluster: ClusterIdentity): string | undefined {
+  const owner = loadBalancerOwnership(lb.labels, cluster);
+  return owner.kind === "own" && SERVICE_KEY.test(owner.service) ? owner.service : undefined;
 }
 
 /**
@@ -80,7 +83,7 @@ export function planSweep(
   const sweep: LeakedLoadBalancer[] = [];
   const next = new Map<string, LeakedLoadBalancer>();
   for (const lb of observation.loadBalancers) {
-    const service = ownedService(lb, options.clusterName);
+    const service = ownedService(lb, { name: options.clusterName, uid: options.clusterUid });
     if (!service || lb.state === "deleting" || observation.serviceExists(service)) continue;
     const earlier = pending.get(lb.id);
     const leaked = earlier?.service === service

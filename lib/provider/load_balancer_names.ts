@@ -1,7 +1,7 @@
 /**
  * Names the Go controller gives load balancers and their parts; existing clusters depend on them, so they are
  * reproduced exactly: the load balancer name with its 64-byte hash rule, `tcp-<port>` listeners, member names from
- * the node name and address, the edge member prefix of a Service, and the two labels. Pure and synchronous.
+ * the node name and address, the edge member prefix of a Service, and the labels. Pure and synchronous.
  *
  * @module
  */
@@ -44,7 +44,10 @@ export function edgeMemberName(prefix: string, frontendPort: number, address: st
   return prefix + shortHash(String(frontendPort), address, String(nodePort));
 }
 
-/** Labels on every dedicated load balancer of a Service. */
+/**
+ * The Service and cluster labels of a Service's dedicated load balancer (the Go controller's two); the controller adds
+ * {@linkcode CLUSTER_UID_LABEL} to the ones it creates or adopts.
+ */
 export function loadBalancerLabels(cluster: string, namespace: string, name: string): Record<string, string> {
   return { "ccm.ankra.cloud/service": `${namespace}/${name}`, "ccm.ankra.cloud/cluster": cluster };
 }
@@ -53,3 +56,8 @@ export function loadBalancerLabels(cluster: string, namespace: string, name: str
 export const SERVICE_LABEL = "ccm.ankra.cloud/service";
 /** Label holding the cluster name. */
 export const CLUSTER_LABEL = "ccm.ankra.cloud/cluster";
+/**
+ * Label holding the UID of the `kube-system` namespace of the cluster that made (or adopted) the load balancer: two
+ * clusters with the same `--cluster-name` in one account tell their load balancers apart by it.
+ */
+export const CLUSTER_UID_LABEL = "ccm.ankra.cloud/cluster-uid";

@@ -5,16 +5,17 @@
  * ports or settings that cannot be honoured, too many nodes). Pure functions; the load balancer and edge plans turn
  * this intent into API calls.
  *
- * Only nodes matched to Ankra servers (a providerID `ankracloud://…`) count: a node of another provider, or one not
- * initialised yet, is never a member and never decides the network.
+ * Only nodes matched to Ankra servers (a providerID `ankracloud://…`) count: a node of another provider, one labelled
+ * `node.ankra.cloud/managed=false`, or one not initialised yet, is never a member and never decides the network.
  *
  * @module
  */
 import type { SlimNode, SlimService } from "../kube/slim.ts";
 import { defaultSettings, describeProblems, type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
-import { edgeMemberPrefix, loadBalancerLabels, loadBalancerName } from "./load_balancer_names.ts";
+import { CLUSTER_UID_LABEL, edgeMemberPrefix, loadBalancerLabels, loadBalancerName } from "./load_balancer_names.ts";
 import { type DesiredMember, MAX_MEMBERS, nodeZone, selectMembers } from "./member_selection.ts";
 import { classifyProviderId } from "./provider_id.ts";
+import { isUnmanagedNode } from "./node_management.ts";
 import { UNINITIALIZED_TAINT } from "./node_plan.ts";
 import { k3sServersRunningServiceLb, serviceLbNotice } from "./k3s.ts";
 
@@ -42,6 +43,8 @@ export interface LoadBalancerDefaults {
 export interface ServicePlanOptions {
   /** `--cluster-name`. */
   clusterName: string;
+  /** UID of the `kube-system` namespace: the `ccm.ankra.cloud/cluster-uid` label of every load balancer made. */
+  clusterUid?: string;
   /** `--load-balancer-class`: also serve Services of this class. */
   loadBalancerClass?: string;
   /** Defaults for new load balancers. */
@@ -72,7 +75,15 @@ export interface PortPlan {
  */
 export interface Notice {
   /** Situation this notice is about; a new message under the same topic is reported again. */
-  topic: "annotations" | "ports" | "settings" | "members" | "member-addresses" | "immutable" | "service-lb";
+  topic:
+    | "annotations"
+    | "ports"
+    | "settings"
+    | "members"
+    | "member-addresses"
+    | "node-selector"
+    | "immutable"
+    | "service-lb";
   /** Event reason. */
   reason: string;
   /** Event message; undefined when the situation is over. */
@@ -109,22 +120,32 @@ export interface ServiceIntent {
   waitFor?: WaitForUser;
   /** Name of the dedicated load balancer. */
   loadBalancerName: string;
-  /** Labels of the dedicated load balancer. */
+  /** Labels of the dedicated load balancer (Service, cluster and, when known, the cluster's UID). */
   labels: Record<string, string>;
   /** Prefix of the Service's members on an edge. */
   edgePrefix: string;
 }
 
-/** True when this controller serves the Service: `type: LoadBalancer` without a class, or with the configured one. */
-export function wantsLoadBalancer(service: SlimService, loadBalancerClass?: string): boolean {
-  return service.type === "LoadBalancer" &&
-    (!service.loadBalancerClass || service.loadBalancerClass === loadBalancerClass);
+/** Which Services of `type: LoadBalancer` this controller serves besides the class: `--require-load-balancer-class`. */
+export interface ClassRule {
+  /** Serve only Services of the configured class: class-less ones are left to another implementation. */
+  requireClass?: boolean;
+}
+
+/**
+ * True when this controller serves the Service: `type: LoadBalancer` without a class, or with the configured one; with
+ * `rule.requireClass`, only with the configured one.
+ */
+export function wantsLoadBalancer(service: SlimService, loadBalancerClass?: string, rule: ClassRule = {}): boolean {
+  if (service.type !== "LoadBalancer") return false;
+  if (!service.loadBalancerClass) return !(rule.requireClass && loadBalancerClass);
+  return service.loadBalancerClass === loadBalancerClass;
 }
 
 /** True when the Service's load balancer must go: it carries the finalizer and is deleted or no longer served. */
-export function needsCleanup(service: SlimService, loadBalancerClass?: string): boolean {
+export function needsCleanup(service: SlimService, loadBalancerClass?: string, rule: ClassRule = {}): boolean {
   return service.finalizers.includes(FINALIZER) &&
-    (Boolean(service.deletionTimestamp) || !wantsLoadBalancer(service, loadBalancerClass));
+    (Boolean(service.deletionTimestamp) || !wantsLoadBalancer(service, loadBalancerClass, rule));
 }
 
 /** Splits a Service's ports: TCP with node ports, other protocols, TCP without node port. */
@@ -145,10 +166,13 @@ export function portPlan(service: SlimService): PortPlan {
   return plan;
 }
 
-/** The framework's stable node set: not being deleted, not excluded, not being removed by the autoscaler. By name. */
+/**
+ * The framework's stable node set: not being deleted, not excluded, not being removed by the autoscaler — and not
+ * labelled `node.ankra.cloud/managed=false` (not an Ankra server). By name.
+ */
 export function eligibleNodes(nodes: SlimNode[]): SlimNode[] {
   return nodes.filter((node) => {
-    if (node.deletionTimestamp) return false;
+    if (node.deletionTimestamp || isUnmanagedNode(node)) return false;
     const exclude = node.labels[EXCLUDE_LABEL];
     if (exclude !== undefined && exclude.toLowerCase() !== "false") return false;
     return !node.taints.some((t) => t.key === AUTOSCALER_TAINT);
@@ -240,7 +264,10 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
     notices,
     waitFor,
     loadBalancerName: loadBalancerName(options.clusterName, service.namespace, service.name),
-    labels: loadBalancerLabels(options.clusterName, service.namespace, service.name),
+    labels: {
+      ...loadBalancerLabels(options.clusterName, service.namespace, service.name),
+      ...(options.clusterUid ? { [CLUSTER_UID_LABEL]: options.clusterUid } : {}),
+    },
     edgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name),
   };
 }

@@ -76,7 +76,7 @@ async function assertNothingWritten(cloud: TestCloud, before: Snapshot, after: S
   void cloud;
 }
 
-Deno.test("a dry run against a world the Go controller built reports adoption and no change, writing nothing", async () => {
+Deno.test("a dry run against a world the Go controller built reports adoption with only the UID label, writing nothing", async () => {
   const cluster = uniqueName("go");
   const lease = uniqueName("dry-lease");
   await using cloud = await startTestCloud(testSeed());
@@ -171,10 +171,15 @@ Deno.test("a dry run against a world the Go controller built reports adoption an
   const port = freePort();
   const replica = runDryRun(cloud, cluster, lease, port);
   try {
-    await replica.waitFor(
-      new RegExp(`dry run: adopt load balancer \\S+ \\(k8s-${cluster}-default-${services[0]}\\); no change`),
-      30_000,
-    );
+    // The one change to a Go controller's load balancer: the cluster-uid label, merged with its two labels.
+    for (const name of services) {
+      await replica.waitFor(
+        new RegExp(
+          `dry run: would label load balancer \\S+ .*"default/${name}".*"ccm\\.ankra\\.cloud/cluster-uid":"[0-9a-f-]{36}"`,
+        ),
+        30_000,
+      );
+    }
     // The pair's status lists both IPv6 addresses here, where the Go controller listed one: the one difference.
     await replica.waitFor(
       new RegExp(`dry run: would set the status of Service default/${services[1]} to \\S+, \\S+`),
@@ -183,8 +188,13 @@ Deno.test("a dry run against a world the Go controller built reports adoption an
     // Two more server lists: the node and lifecycle passes that follow a list have run, and planned nothing else.
     await moreReads(cloud.simulator.sim, { operation: "list_servers" }, { count: 2 });
     const planned = replica.lines.filter((l) => /dry run: would/.test(l.text)).map((l) => l.text);
-    const unexpected = planned.filter((t) => !t.includes(`Service default/${services[1]}`));
-    assert.deepEqual(unexpected, [], "nothing else would change: no node patch, no Ankra call");
+    // The label is a pass with a change: its finalizer check, condition and event pair come with it, nothing else.
+    const adoption = new RegExp(
+      `would label load balancer .*cluster-uid|Service default/${services[0]}: (Ensuring|Ensured) load balancer|` +
+        `finalizer .* to Service default/${services[0]}|Service default/${services[0]} .*action=write_condition`,
+    );
+    const unexpected = planned.filter((t) => !t.includes(`Service default/${services[1]}`) && !adoption.test(t));
+    assert.deepEqual(unexpected, [], "nothing else would change: no node patch, no other Ankra call");
     const metrics = await metricsText(port);
     assert.match(metrics, /ankra_ccm_dry_run_planned_action\{controller="service",.*action="write_status".*\} 1/);
     const after = await snapshot(cloud, names, services);

@@ -21,7 +21,7 @@ import {
 import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
 import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/simulator.ts";
 import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/load_balancer_sweeper.ts";
-import { loadBalancerLabels } from "../../lib/provider/load_balancer_names.ts";
+import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/load_balancer_names.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 
 const SWEEP_PERIOD_MS = 1_500;
@@ -39,13 +39,14 @@ async function createLoadBalancer(cloud: TestCloud, name: string, labels: Record
 }
 
 /** Runs a sweeper over the harness's Services; its passes are recorded with the time they ended. */
-function startSweeper(env: Pick<RunningServiceController, "cloud" | "services">) {
+function startSweeper(env: Pick<RunningServiceController, "cloud" | "services" | "clusterUid">) {
   const passes: (SweepPass & { atMs: number })[] = [];
   const metrics = new MetricsRegistry();
   const sweeper = new LoadBalancerSweeper({
     cloud: env.cloud.client,
     services: env.services,
     clusterName: "test",
+    clusterUid: env.clusterUid,
     periodMs: SWEEP_PERIOD_MS,
     metrics,
     onPass: (pass) => passes.push({ ...pass, atMs: performance.now() }),
@@ -116,7 +117,10 @@ Deno.test("a Service deleted without its finalizer loses its load balancer at th
 Deno.test("nothing is swept while the Ankra Cloud API fails; the sweep resumes with two fresh observations", async () => {
   await using env = await startServiceController();
   const sim = env.cloud.simulator.sim;
-  const leakedId = await createLoadBalancer(env.cloud, "k8s-test-default-gone", loadBalancerLabels("test", NS, "gone"));
+  const leakedId = await createLoadBalancer(env.cloud, "k8s-test-default-gone", {
+    ...loadBalancerLabels("test", NS, "gone"),
+    [CLUSTER_UID_LABEL]: env.clusterUid,
+  });
   sim.faults.add({ operation: "*", status: 503, reason: "outage", times: 0 });
   try {
     await using sweeper = startSweeper(env);
@@ -139,10 +143,13 @@ Deno.test("the controller binary sweeps a leak by default, only reports it in a 
   await using cloud = await startTestCloud();
   const sim = cloud.simulator.sim;
   const cluster = uniqueName("sweep");
+  // The binary reads the test control plane's kube-system UID: the leak carries it, so it is this cluster's.
+  const uid = (await kubeOk<{ metadata: { uid: string } }>(testControlPlane(), "GET", "/api/v1/namespaces/kube-system"))
+    .metadata.uid;
   const leakedId = await createLoadBalancer(
     cloud,
     `k8s-${cluster}-default-gone`,
-    loadBalancerLabels(cluster, NS, "gone"),
+    { ...loadBalancerLabels(cluster, NS, "gone"), [CLUSTER_UID_LABEL]: uid },
   );
   const env = { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url };
   const args = (extra: string[]) => [

@@ -40,7 +40,11 @@ Deno.test("a LoadBalancer Service gets a labelled load balancer, tcp listeners, 
     assert.equal(lbs.length, 1);
     const lb = lbs[0];
     assert.equal(lb.name, loadBalancerName("test", NS, name));
-    assert.deepEqual(lb.labels, { "ccm.ankra.cloud/service": `${NS}/${name}`, "ccm.ankra.cloud/cluster": "test" });
+    assert.deepEqual(lb.labels, {
+      "ccm.ankra.cloud/service": `${NS}/${name}`,
+      "ccm.ankra.cloud/cluster": "test",
+      "ccm.ankra.cloud/cluster-uid": env.clusterUid,
+    });
     assert.equal(lb.network_id, "net-1");
     assert.equal(lb.wants_ipv4, false, "public_ipv4 is sent as false without the annotation");
     assert.deepEqual(ingressIps(service), lb.public_ipv6_addresses, "both IPv6 addresses of the pair, no IPv4");

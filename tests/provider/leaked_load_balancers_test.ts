@@ -1,14 +1,19 @@
 import assert from "node:assert/strict";
 import { type ListedLoadBalancer, type Observation, planSweep } from "../../lib/provider/leaked_load_balancers.ts";
 
-const OPTIONS = { clusterName: "prod", confirmAfterMs: 600_000 };
+const UID = "0b7c2f4e-5a51-4d0e-9f6e-1c2d3e4f5a6b";
+const OPTIONS = { clusterName: "prod", clusterUid: UID, confirmAfterMs: 600_000 };
 
 function lb(id: string, labels: Record<string, string>, state = "running"): ListedLoadBalancer {
   return { id, name: `name-${id}`, labels, state };
 }
 
 function ours(id: string, service: string, state?: string): ListedLoadBalancer {
-  return lb(id, { "ccm.ankra.cloud/service": service, "ccm.ankra.cloud/cluster": "prod" }, state);
+  return lb(
+    id,
+    { "ccm.ankra.cloud/service": service, "ccm.ankra.cloud/cluster": "prod", "ccm.ankra.cloud/cluster-uid": UID },
+    state,
+  );
 }
 
 /** A fake clock: each observation is taken at an explicit time. */
@@ -81,4 +86,17 @@ Deno.test("only the absent Services' load balancers are swept among many", () =>
   const first = planSweep(observe(0, listed, ["shop/api"]), new Map(), OPTIONS);
   const second = planSweep(observe(600_000, listed, ["shop/api"]), first.pending, OPTIONS);
   assert.deepEqual(second.sweep.map((l) => l.id).sort(), ["lb-1", "lb-3"]);
+});
+
+Deno.test("a load balancer of another cluster with the same --cluster-name, or one without a UID label, is never swept", () => {
+  const sameName = { "ccm.ankra.cloud/service": "shop/web", "ccm.ankra.cloud/cluster": "prod" };
+  const listed = [
+    lb("twin", { ...sameName, "ccm.ankra.cloud/cluster-uid": "another-cluster-uid" }),
+    lb("legacy", sameName),
+    ours("mine", "shop/web"),
+  ];
+  const first = planSweep(observe(0, listed), new Map(), OPTIONS);
+  assert.deepEqual([...first.pending.keys()], ["mine"], "only this cluster's own load balancer is a candidate");
+  const second = planSweep(observe(600_000, listed), first.pending, OPTIONS);
+  assert.deepEqual(second.sweep.map((l) => l.id), ["mine"]);
 });

@@ -1,0 +1,59 @@
+/**
+ * Whose a load balancer is, decided from its labels alone. A cluster is its `--cluster-name` and the UID of its
+ * `kube-system` namespace (`ccm.ankra.cloud/cluster-uid`): two clusters started with the same name in one account
+ * still tell their load balancers apart. A load balancer with this cluster's name and a Service label but no UID label
+ * was made by the Go controller or an older version of this one: it is this cluster's by the older rule and is adopted
+ * (it gets the UID label). One whose UID label names another cluster is never adopted, changed or deleted. Pure.
+ *
+ * @module
+ */
+import { CLUSTER_LABEL, CLUSTER_UID_LABEL, SERVICE_LABEL } from "./load_balancer_names.ts";
+
+/** Who this controller is: `--cluster-name` and the `kube-system` namespace's UID. */
+export interface ClusterIdentity {
+  /** `--cluster-name`. */
+  name: string;
+  /** `metadata.uid` of the `kube-system` namespace. */
+  uid: string;
+}
+
+/**
+ * Whose a load balancer is:
+ * - `own`: this cluster's name and UID and a Service label;
+ * - `legacy`: this cluster's name and a Service label, no UID label (to be adopted: it gets the UID label);
+ * - `foreign`: a UID label naming another cluster (never adopted, changed or deleted);
+ * - `unlabelled`: neither a Service nor a UID label (an orphan of a crash between create and label; adopted by name);
+ * - `other`: anything else (another cluster name without a UID, this UID without a Service label).
+ */
+export type Ownership =
+  | { kind: "own"; service: string }
+  | { kind: "legacy"; service: string }
+  | { kind: "foreign"; uid: string }
+  | { kind: "unlabelled" }
+  | { kind: "other" };
+
+/** Classifies a load balancer by its `labels` (see {@linkcode Ownership}). */
+export function loadBalancerOwnership(labels: Record<string, string>, cluster: ClusterIdentity): Ownership {
+  const uid = labels[CLUSTER_UID_LABEL];
+  if (uid !== undefined && uid !== cluster.uid) return { kind: "foreign", uid };
+  const service = labels[SERVICE_LABEL];
+  if (!service) return uid === undefined ? { kind: "unlabelled" } : { kind: "other" };
+  if (labels[CLUSTER_LABEL] !== cluster.name) return { kind: "other" };
+  return uid === undefined ? { kind: "legacy", service } : { kind: "own", service };
+}
+
+/** True when this controller may adopt, change or delete the load balancer as the one of Service `key`. */
+export function servesService(labels: Record<string, string>, cluster: ClusterIdentity, key: string): boolean {
+  const owner = loadBalancerOwnership(labels, cluster);
+  return (owner.kind === "own" || owner.kind === "legacy") && owner.service === key;
+}
+
+/**
+ * The message of the `ClusterNameCollision` Warning: the Service's load balancer name is taken by a load balancer of
+ * another cluster with the same `--cluster-name`.
+ */
+export function collisionMessage(lb: { id: string; name: string; labels: Record<string, string> }): string {
+  return `load balancer ${lb.id} (${lb.name}) has this Service's name but belongs to another cluster ` +
+    `(${CLUSTER_UID_LABEL}=${lb.labels[CLUSTER_UID_LABEL]}) with the same --cluster-name; nothing is created or ` +
+    "changed: give this cluster a --cluster-name unique in the Ankra account, or delete the other cluster's Service";
+}

@@ -1,0 +1,122 @@
+/**
+ * Nodes that are not Ankra servers (`node.ankra.cloud/managed=false`) end to end: the real kube-apiserver, the
+ * simulator, the node controllers and the service controller in-process.
+ */
+import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
+import { testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { eventsFor, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventually, startNodeControllers } from "../support/node_controllers.ts";
+import { createServedNode, serverSeed } from "../support/simulator.ts";
+import {
+  createNodes,
+  createService,
+  deleteNodes,
+  deleteService,
+  getService,
+  ingressIps,
+  serviceExists,
+} from "../support/service_fixtures.ts";
+import { startServiceController } from "../support/service_controller.ts";
+
+const UNMANAGED = { "node.ankra.cloud/managed": "false" };
+const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
+
+function getNode(name: string): Promise<V1Node> {
+  return kubeOk<V1Node>(testControlPlane(), "GET", `/api/v1/nodes/${name}`);
+}
+
+async function nodeExists(name: string): Promise<boolean> {
+  return (await kubeRequest(testControlPlane(), "GET", `/api/v1/nodes/${name}`)).status === 200;
+}
+
+async function setLabel(name: string, value: string | null): Promise<void> {
+  await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${name}`, {
+    body: { metadata: { labels: { "node.ankra.cloud/managed": value } } },
+  });
+}
+
+Deno.test("a node labelled node.ankra.cloud/managed=false is never looked up, initialised, tainted or deleted, and gets no event", async () => {
+  await using env = await startNodeControllers();
+  const sim = env.cloud.simulator.sim;
+  const onPrem = uniqueName("onprem");
+  const lookalike = uniqueName("lookalike");
+  const control = uniqueName("control");
+  // On-premises: no server of its name, the kubelet's uninitialized taint, NotReady.
+  await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", {
+    body: kubeletNode(onPrem, { labels: UNMANAGED, ready: false }),
+  });
+  // Two nodes whose providerID names a stopped server, NotReady: one labelled, one not (the control).
+  const servers = [lookalike, control].map((hostname) =>
+    sim.world.addServer(serverSeed({ hostname, zone: "de-fsn1" }))
+  );
+  for (const server of servers) server.state = "stopped";
+  for (const [i, name] of [lookalike, control].entries()) {
+    await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", {
+      body: kubeletNode(name, {
+        providerID: `ankracloud://de-fsn1/${servers[i].id}`,
+        labels: name === lookalike ? UNMANAGED : {},
+        ready: false,
+      }),
+    });
+  }
+  try {
+    // The control is initialised and gets the shutdown taint; then its server goes and the node with it.
+    await eventually(
+      async () => (await getNode(control)).spec?.taints?.some((t) => t.key.endsWith("/shutdown")) ?? false,
+      15_000,
+      "the control node tainted as shut down",
+    );
+    for (const server of servers) sim.world.servers.delete(server.id);
+    await eventually(async () => !(await nodeExists(control)), 20_000, "the control node deleted");
+    // Meanwhile the labelled nodes were left exactly as the kubelet registered them.
+    for (const name of [onPrem, lookalike]) {
+      const node = await getNode(name);
+      const taints = (node.spec?.taints ?? []).map((t) => t.key);
+      assert.ok(taints.includes(UNINITIALIZED), `${name}: the kubelet's taint is not ours to remove`);
+      assert.ok(!taints.some((key) => key.endsWith("/shutdown")), `${name}: never tainted as shut down`);
+      assert.equal(node.metadata?.labels?.["topology.kubernetes.io/zone"], undefined, `${name}: no labels written`);
+      assert.deepEqual(await eventsFor(testControlPlane(), name), [], `${name}: no event`);
+    }
+    assert.equal((await getNode(onPrem)).spec?.providerID, undefined, "no providerID given");
+    const lookups = sim.log.filter((e) =>
+      e.path.includes(onPrem) || e.path.includes(lookalike) || e.path.includes(servers[0].id)
+    );
+    assert.deepEqual(lookups.map((e) => e.path), [], "never looked up by hostname or server id");
+  } finally {
+    for (const name of [onPrem, lookalike, control]) {
+      await kubeRequest(testControlPlane(), "DELETE", `/api/v1/nodes/${name}`);
+    }
+  }
+});
+
+Deno.test("a node labelled node.ankra.cloud/managed=false is never a load balancer member; the label can come and go", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(2);
+  const outside = uniqueName("outside");
+  await createServedNode(testControlPlane(), sim.world, { name: outside, address: "10.0.3.10" });
+  await setLabel(outside, "false");
+  const name = uniqueName("hybrid");
+  await createService(name);
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, "served");
+    const lb = [...sim.loadBalancers.items.values()][0];
+    const addresses = () => lb.backends[0].members.map((m) => m.address).sort();
+    assert.ok(!addresses().includes("10.0.3.10"), `members ${addresses()}: not the unmanaged node`);
+    assert.equal(addresses().length, 2);
+    await setLabel(outside, null);
+    await eventually(() => addresses().includes("10.0.3.10"), 10_000, "a member once the label is gone");
+    await setLabel(outside, "False");
+    await eventually(() => !addresses().includes("10.0.3.10") && addresses().length === 2, 10_000, "gone again");
+    assert.deepEqual(
+      (await eventsFor(testControlPlane(), name)).filter((e) => e.type === "Warning").map((e) => e.reason),
+      [],
+      "no Warning about the node",
+    );
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes([...nodes, outside]);
+  }
+});
