@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { readApiUrl, readCaBundle, type ReadFile, readToken } from "./config/cloud_settings.ts";
+import { readAllowedResources, readApiUrl, readCaBundle, type ReadFile, readToken } from "./config/cloud_settings.ts";
 import { type GivenFlags, readArgs } from "./config/command_line.ts";
 import { ConfigError } from "./config/config_error.ts";
 import { helpText } from "./config/help_text.ts";
@@ -21,6 +21,8 @@ import { readOptions } from "./config/options.ts";
 import { upstreamFlagWarnings } from "./config/upstream_flag_rules.ts";
 import { parseGoBoolean } from "./go_syntax.ts";
 import type { HighAvailabilityMode } from "./provider/service_plan.ts";
+import type { AllowedResources } from "./provider/allowed_resources.ts";
+import { encryptedOrLoopback } from "./tls.ts";
 import { PROGRAM, VERSION } from "./version.ts";
 
 export type { HighAvailabilityMode };
@@ -44,6 +46,8 @@ export interface CloudConfig {
   networkId?: string;
   /** Default zone for new load balancers. */
   zone?: string;
+  /** The certificates, edges and networks a Service may name in its annotations (`ANKRA_CLOUD_ALLOWED_*`). */
+  allowedResources: AllowedResources;
   /** HA pair decision for new load balancers. */
   loadBalancerHighAvailability: HighAvailabilityMode;
   /** Optional upper bound on requests per minute; the API's own limit is followed in any case. */
@@ -100,6 +104,8 @@ export interface Config {
   serverListPeriodMs: number;
   /** Longest time a load balancer is trusted as last read before it is read again (drift check), milliseconds. */
   loadBalancerDriftPeriodMs: number;
+  /** How long a member the load balancer loses drains with weight 0 before it leaves (0: at once), milliseconds. */
+  memberDrainPeriodMs: number;
   /** Delete load balancers of this cluster whose Service no longer exists (`--sweep-leaked-load-balancers`). */
   sweepLeakedLoadBalancers: boolean;
   /** Workers of the service controller. */
@@ -112,6 +118,11 @@ export interface Config {
   kubeApiBurst: number;
   /** When set, Services with this `spec.loadBalancerClass` are handled too (besides those without a class). */
   loadBalancerClass?: string;
+  /**
+   * `--require-load-balancer-class`: only Services of {@linkcode Config.loadBalancerClass} are handled; class-less
+   * ones are left to another implementation. Never true without a class.
+   */
+  requireLoadBalancerClass: boolean;
   /** Read everything, plan everything, write nothing (no Lease, no events, no patches, no Ankra writes). */
   dryRun: boolean;
   /** Ankra Cloud API settings. */
@@ -218,6 +229,22 @@ export function resolveCommand(args: string[], sources: ConfigSources): Command 
   return { kind: "run", config: buildConfig(given, sources.env, readFile) };
 }
 
+/** `--master` must be a URL, and https unless it names a loopback host (`kubectl proxy`). */
+function checkMaster(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`--master "${value.slice(0, 80)}" is not a URL: give the API server's https:// URL`);
+  }
+  if (!encryptedOrLoopback(url)) {
+    throw new ConfigError(
+      `--master ${url.origin} is plain http to a host that is not loopback: the Kubernetes credentials would ` +
+        "travel unencrypted; use https (plain http only to 127.0.0.1, ::1 or localhost, e.g. kubectl proxy)",
+    );
+  }
+}
+
 function buildConfig(
   given: GivenFlags,
   env: Record<string, string | undefined>,
@@ -271,13 +298,20 @@ function buildConfig(
     caBundlePath: values.caBundle,
     networkId: values.networkId,
     zone: values.zone,
+    allowedResources: readAllowedResources(values),
     loadBalancerHighAvailability: values.highAvailability,
     maxRequestsPerMinute: values.maxRequestsPerMinute,
     requestBurst: values.requestBurst,
     requestTimeoutMs: values.requestTimeout,
   };
   if (cloud.apiUrl.startsWith("http://")) {
-    warnings.push("ANKRA_CLOUD_API_URL uses plain http: the token travels unencrypted; use https outside tests");
+    warnings.push("ANKRA_CLOUD_API_URL uses plain http (to a loopback address): use https outside tests");
+  }
+  if (values.master) checkMaster(values.master);
+  if (values.requireLoadBalancerClass && !values.loadBalancerClass) {
+    throw new ConfigError(
+      "--require-load-balancer-class needs --load-balancer-class: name the class whose Services this controller serves",
+    );
   }
   return {
     cloudProvider: "ankracloud",
@@ -302,12 +336,14 @@ function buildConfig(
     nodeMonitorPeriodMs: values.nodeMonitorPeriod,
     serverListPeriodMs: values.serverListPeriod,
     loadBalancerDriftPeriodMs: values.loadBalancerDriftPeriod,
+    memberDrainPeriodMs: values.memberDrainPeriod,
     sweepLeakedLoadBalancers: values.sweepLeakedLoadBalancers,
     concurrentServiceSyncs: values.concurrentServiceSyncs,
     concurrentNodeSyncs: values.concurrentNodeSyncs,
     kubeApiQps: values.kubeApiQps,
     kubeApiBurst: values.kubeApiBurst,
     loadBalancerClass: values.loadBalancerClass,
+    requireLoadBalancerClass: values.requireLoadBalancerClass,
     dryRun: values.dryRun,
     cloud,
     warnings,

@@ -8,9 +8,16 @@
  *
  * @module
  */
+import { ANKRA_ID, ANKRA_ID_WORDS, ZONE_NAME } from "../cloud/ids.ts";
 import { bool, choice, decimal, duration, optionalWhole, type OptionSpec, text, whole } from "./option_readers.ts";
 
-const ID_RULE = { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, describe: "must be an Ankra Cloud id" };
+const ID_RULE = { pattern: ANKRA_ID, describe: "must be an Ankra Cloud id" };
+const ONE_ID = ANKRA_ID.source.slice(1, -1);
+/** An allow-list: comma-separated ids (spaces around the commas allowed); `readAllowedResources` splits it. */
+const ID_LIST_RULE = {
+  pattern: new RegExp(`^${ONE_ID}(\\s*,\\s*${ONE_ID})*$`),
+  describe: `must be comma-separated Ankra Cloud ids (${ANKRA_ID_WORDS})`,
+};
 
 /** Every flag and environment variable, in `--help` order. */
 export const OPTIONS = {
@@ -43,7 +50,7 @@ export const OPTIONS = {
     help: "Kubernetes API server URL; overrides the kubeconfig's",
   }, {
     pattern: /^https?:\/\/\S+$/,
-    describe: "must be an https:// URL",
+    describe: "must be an https:// URL (http:// only to a loopback address)",
   }),
   dryRun: bool({
     flag: "dry-run",
@@ -178,6 +185,12 @@ export const OPTIONS = {
     help: "each Service's load balancer is read again at least this often, even without a change; one deleted " +
       "outside the cluster is then made again",
   }, { minMs: 1_000, maxMs: 86_400_000 }),
+  memberDrainPeriod: duration({
+    flag: "member-drain-period",
+    default: "30s",
+    help: "a node that stops being a load balancer member first gets weight 0 (no new connections, open ones " +
+      "continue) and leaves after this long; 0 removes it at once",
+  }, { minMs: 0, maxMs: 3_600_000 }),
   sweepLeakedLoadBalancers: bool({
     flag: "sweep-leaked-load-balancers",
     default: "true",
@@ -224,6 +237,13 @@ export const OPTIONS = {
     pattern: /^([a-z0-9]([a-z0-9.-]*[a-z0-9])?\/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
     describe: "must be a label-style name such as ankra.cloud/load-balancer",
   }),
+  requireLoadBalancerClass: bool({
+    flag: "require-load-balancer-class",
+    default: "false",
+    help:
+      "handle only Services whose spec.loadBalancerClass is --load-balancer-class; those without a class are left " +
+      "to another load-balancer implementation (no load balancer, event or finalizer)",
+  }),
   tokenFile: text({
     flag: "ankra-cloud-token-file",
     env: "ANKRA_CLOUD_TOKEN_FILE",
@@ -234,7 +254,7 @@ export const OPTIONS = {
   caBundle: text({ env: "ANKRA_CLOUD_CA_BUNDLE", help: "PEM file of extra certificate authorities for the API" }),
   networkId: text({ env: "ANKRA_CLOUD_NETWORK_ID", help: "default private network for load balancers" }, ID_RULE),
   zone: text({ env: "ANKRA_CLOUD_ZONE", help: "default zone for load balancers" }, {
-    pattern: /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/,
+    pattern: ZONE_NAME,
     describe: "must be a zone name such as de-fsn1",
   }),
   highAvailability: choice(
@@ -246,6 +266,21 @@ export const OPTIONS = {
     ["auto", "true", "false"] as const,
     (v) => (v || "auto").toLowerCase(),
   ),
+  allowedCertificateIds: text({
+    env: "ANKRA_CLOUD_ALLOWED_CERTIFICATE_IDS",
+    help: "comma-separated certificate ids a Service may name in load-balancer.ankra.cloud/certificate-ids; unset: " +
+      "any certificate of the account",
+  }, ID_LIST_RULE),
+  allowedEdges: text({
+    env: "ANKRA_CLOUD_ALLOWED_EDGES",
+    help:
+      "comma-separated edge ids a Service may name in load-balancer.ankra.cloud/edge; unset: any edge of the account",
+  }, ID_LIST_RULE),
+  allowedNetworkIds: text({
+    env: "ANKRA_CLOUD_ALLOWED_NETWORK_IDS",
+    help: "comma-separated network ids a Service may name in load-balancer.ankra.cloud/network-id (and " +
+      "ANKRA_CLOUD_NETWORK_ID must be one); unset: any network of the account",
+  }, ID_LIST_RULE),
   maxRequestsPerMinute: optionalWhole({
     env: "ANKRA_CLOUD_REQUESTS_PER_MINUTE",
     help: "optional upper bound on API requests per minute; without it the controller follows the API's own " +

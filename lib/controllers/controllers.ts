@@ -8,6 +8,7 @@ import type { Controller, ControllerContext } from "../controller_manager.ts";
 import { endpointSliceInformer, ReadyEndpoints } from "../kube/endpoint_slices.ts";
 import { EventRecorder } from "../kube/events.ts";
 import { CloudView } from "./cloud_view.ts";
+import { ClusterUid } from "./cluster_identity.ts";
 import { NodeController } from "./node_controller.ts";
 import { NodeLifecycleController } from "./node_lifecycle_controller.ts";
 import { LoadBalancerSweeper } from "./load_balancer_sweeper.ts";
@@ -52,39 +53,57 @@ export function buildControllers(context: ControllerContext): Controller[] {
   if (wanted.has("service")) {
     const endpointSlices = endpointSliceInformer(kube, { metrics });
     controllers.push({ name: "endpointslices", run: (signal) => endpointSlices.run(signal) });
-    controllers.push(
+    // Read once per term: the load balancer writers start only once the cluster's UID is known.
+    const clusterUid = new ClusterUid(kube);
+    const once = (name: string, run: (uid: string, signal: AbortSignal) => Promise<void>): Controller => ({
+      name,
+      run: async (signal) => {
+        let uid;
+        try {
+          uid = await clusterUid.get(signal);
+        } catch (cause) {
+          if (signal.aborted) return;
+          throw cause;
+        }
+        await run(uid, signal);
+      },
+    });
+    controllers.push(once("service", (uid, signal) =>
       new ServiceController({
         writes,
         cloud,
         services,
         nodes,
         clusterName: config.clusterName,
+        clusterUid: uid,
         loadBalancerClass: config.loadBalancerClass,
+        requireLoadBalancerClass: config.requireLoadBalancerClass,
         defaults: {
           networkId: config.cloud.networkId,
           zone: config.cloud.zone,
           highAvailability: config.cloud.loadBalancerHighAvailability,
         },
+        allowedResources: config.cloud.allowedResources,
         serviceEvents: recorder("service-controller"),
         providerEvents: recorder("ankra-cloud-ccm"),
         workers: config.concurrentServiceSyncs,
         driftCheckMs: config.loadBalancerDriftPeriodMs,
+        memberDrainMs: config.memberDrainPeriodMs,
         dryRun,
         metrics,
         endpoints: new ReadyEndpoints(endpointSlices),
-      }),
-    );
+      }).run(signal)));
     if (config.sweepLeakedLoadBalancers) {
-      controllers.push(
+      controllers.push(once("load-balancer-sweeper", (uid, signal) =>
         new LoadBalancerSweeper({
           cloud,
           services,
           clusterName: config.clusterName,
+          clusterUid: uid,
           periodMs: config.loadBalancerDriftPeriodMs,
           dryRun,
           metrics,
-        }),
-      );
+        }).run(signal)));
     }
   }
   return controllers;

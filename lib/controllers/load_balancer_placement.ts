@@ -90,7 +90,7 @@ export class LoadBalancerPlacement {
       return undefined;
     }
     const zone = chooseZone(intent, o.defaults.zone);
-    if (!zone.ok) throw new WaitingForUser("SyncLoadBalancerFailed", zone.problem);
+    if (!zone.ok) throw new WaitingForUser("SyncLoadBalancerFailed", zone.problem, { condition: "NoZone" });
     const network = await this.onNetwork(service, intent);
     const capabilities = o.defaults.highAvailability === "auto"
       ? await this.#o.facts.capabilities(zone.value)
@@ -142,6 +142,7 @@ export class LoadBalancerPlacement {
     if (!placed.ok) {
       throw new WaitingForUser("SyncLoadBalancerFailed", placementMessage(placed), {
         recheckAfterMs: NETWORK_RECHECK_MS,
+        condition: placed.missing.length > 0 ? "NoMemberAddress" : "NoNetwork",
       });
     }
     return {

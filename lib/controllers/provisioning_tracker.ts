@@ -13,7 +13,7 @@ import { isNotFound } from "../cloud/errors.ts";
 import * as log from "../log.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";
-import { loadBalancerIngress } from "../provider/load_balancer_plan.ts";
+import { loadBalancerIngress } from "../provider/service_ingress.ts";
 
 /** Options of {@linkcode ProvisioningTracker}. */
 export interface ProvisioningTrackerOptions {

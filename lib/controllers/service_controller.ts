@@ -32,8 +32,11 @@ import {
   planServed,
   singleNodeMessage,
 } from "../provider/load_balancer_plan.ts";
-import { nodeChangeMatters, serviceChangeNeedsRead } from "../provider/service_changes.ts";
+import { parseAnnotations } from "../provider/annotations.ts";
+import { ingressIpMode, keepsIpMode } from "../provider/service_ingress.ts";
+import { nodeChangeMatters, serviceChangeMatters, serviceChangeNeedsRead } from "../provider/service_changes.ts";
 import {
+  type ClassRule,
   FINALIZER,
   type LoadBalancerDefaults,
   needsCleanup,
@@ -43,18 +46,21 @@ import {
 import { whenAborted } from "../runtime/abort.ts";
 import { type ReadyEndpoints, waitForEndpoints } from "../kube/endpoint_slices.ts";
 import { isLocalTraffic, servingIntent } from "../provider/local_traffic.ts";
+import { type AllowedResources, withinAllowedResources } from "../provider/allowed_resources.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
 import { type CloudCallSender, cloudCallSender } from "./cloud_call_executor.ts";
-import { LoadBalancerDirectory } from "./load_balancer_directory.ts";
+import { clusterNameCollision, LoadBalancerDirectory } from "./load_balancer_directory.ts";
 import { PlacementFacts } from "./placement_facts.ts";
 import { LoadBalancerPlacement, type Placement } from "./load_balancer_placement.ts";
 import { ProvisioningTracker } from "./provisioning_tracker.ts";
 import { ServiceCleanup } from "./service_cleanup.ts";
 import { ServiceEdge } from "./service_edge.ts";
 import { ServiceReporter } from "./service_reporter.ts";
+import { failedState, ServiceReadiness } from "./service_readiness.ts";
+import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
 
 export { FINALIZER };
 export { nodeChangeMatters };
@@ -74,10 +80,16 @@ export interface ServiceControllerOptions {
   nodes: Informer<V1Node, SlimNode>;
   /** `--cluster-name`. */
   clusterName: string;
+  /** UID of the `kube-system` namespace: this cluster's load balancers carry it (`ccm.ankra.cloud/cluster-uid`). */
+  clusterUid: string;
   /** `--load-balancer-class`: also handle Services of this class. */
   loadBalancerClass?: string;
+  /** `--require-load-balancer-class`: handle only Services of that class (class-less ones are another's). */
+  requireLoadBalancerClass?: boolean;
   /** Defaults for new load balancers. */
   defaults: LoadBalancerDefaults;
+  /** What a Service may name (`ANKRA_CLOUD_ALLOWED_*`); absent: anything of the account. */
+  allowedResources?: AllowedResources;
   /** Events with source `service-controller`. */
   serviceEvents: EventRecorder;
   /** Events with source `ankra-cloud-ccm`. */
@@ -90,6 +102,8 @@ export interface ServiceControllerOptions {
   provisioningPollMs?: number;
   /** Drift check period in steady state (`--load-balancer-drift-period`, default 10 min). */
   driftCheckMs?: number;
+  /** How long a member the load balancer loses drains with weight 0 (`--member-drain-period`; default 0: at once). */
+  memberDrainMs?: number;
   /** Window that gathers a burst of node changes into one update (default 1 s). */
   nodeBatchMs?: number;
   /** Error backoff base (default 5 s). */
@@ -100,6 +114,11 @@ export interface ServiceControllerOptions {
   endpoints?: ReadyEndpoints;
   /** Window that gathers endpoint moves of a Local Service into one member update (default 1 s). */
   endpointBatchMs?: number;
+}
+
+/** What a pass found for the Service's Ready condition (set by the step that knows it). */
+interface PassReport {
+  state?: ReadyState;
 }
 
 /** What the apply step works on: the plan, and the load balancer it changes or the placement of a new one. */
@@ -118,21 +137,28 @@ export class ServiceController {
   /** Name for logs. */
   readonly name = "service";
   readonly #o: ServiceControllerOptions;
+  readonly #classRule: ClassRule;
   readonly #driftMs: number;
   readonly #queue: WorkQueue;
   readonly #directory: LoadBalancerDirectory;
   readonly #placement: LoadBalancerPlacement;
   readonly #tracker: ProvisioningTracker;
   readonly #reporter: ServiceReporter;
+  readonly #readiness: ServiceReadiness;
   readonly #edge: ServiceEdge;
   readonly #cleanup: ServiceCleanup;
   readonly #send: CloudCallSender;
   /** Services whose next pass reads the real load balancer (the Service changed since its last read). */
   readonly #readNext = new Set<string>();
+  /** False when the API server strips an ingress `ipMode` (before 1.30): none is published then. */
+  #ipModes = true;
+  /** The members draining on each Service's load balancer: listener → member → since (epoch ms). */
+  readonly #drains = new Map<string, Map<string, Map<string, number>>>();
 
   /** Creates the controller. */
   constructor(options: ServiceControllerOptions) {
     this.#o = options;
+    this.#classRule = { requireClass: options.requireLoadBalancerClass };
     this.#driftMs = options.driftCheckMs ?? DEFAULT_DRIFT_CHECK_MS;
     this.#queue = new WorkQueue({
       name: "service",
@@ -142,6 +168,7 @@ export class ServiceController {
     });
     this.#directory = new LoadBalancerDirectory(options.cloud, {
       clusterName: options.clusterName,
+      clusterUid: options.clusterUid,
       documentTtlMs: this.#driftMs,
     });
     this.#placement = new LoadBalancerPlacement({
@@ -160,6 +187,7 @@ export class ServiceController {
       onListed: (summaries) => this.#directory.learn(summaries),
     });
     this.#reporter = new ServiceReporter(options);
+    this.#readiness = new ServiceReadiness(options.writes);
     this.#send = cloudCallSender(options.cloud, { controller: "service", dryRun: options.dryRun });
     this.#cleanup = new ServiceCleanup({
       directory: this.#directory,
@@ -197,13 +225,15 @@ export class ServiceController {
       "LoadBalancer Services of this controller that have an address.",
       () =>
         this.#o.services.store.list().filter((s) =>
-          wantsLoadBalancer(s, this.#o.loadBalancerClass) && !s.deletionTimestamp && s.ingress.length > 0
+          wantsLoadBalancer(s, this.#o.loadBalancerClass, this.#classRule) && !s.deletionTimestamp &&
+          s.ingress.length > 0
         ).length,
     );
   }
 
   #relevant(service: SlimService): boolean {
-    return wantsLoadBalancer(service, this.#o.loadBalancerClass) || service.finalizers.includes(FINALIZER);
+    return wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule) ||
+      service.finalizers.includes(FINALIZER);
   }
 
   /** Runs until `signal` aborts. */
@@ -212,12 +242,13 @@ export class ServiceController {
     endpoints?.onChange((key) => {
       const service = services.store.get(key);
       if (signal.aborted || !service || !isLocalTraffic(service)) return;
-      if (wantsLoadBalancer(service, this.#o.loadBalancerClass)) {
+      if (wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) {
         this.#queue.addAfter(key, this.#o.endpointBatchMs ?? 1_000);
       }
     });
     services.onChange((change) => {
       if (signal.aborted || change.type === "deleted") return;
+      if (change.type === "updated" && !serviceChangeMatters(change.old, change.object)) return;
       if (change.type === "updated" && serviceChangeNeedsRead(change.old, change.object)) {
         this.#readNext.add(change.key);
       }
@@ -227,11 +258,13 @@ export class ServiceController {
       if (signal.aborted) return;
       if (change.type === "updated" && !nodeChangeMatters(change.old, change.object)) return;
       for (const service of services.store.list()) {
-        if (wantsLoadBalancer(service, this.#o.loadBalancerClass)) {
+        if (wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) {
           this.#queue.addAfter(keyOf(service), this.#o.nodeBatchMs ?? 1_000);
         }
       }
     });
+    this.#ipModes = await this.#o.writes.kube.get<{ gitVersion?: string }>("/version")
+      .then((version) => keepsIpMode(version.gitVersion), () => true);
     try {
       await this.#directory.prime(signal);
     } catch (cause) {
@@ -256,23 +289,40 @@ export class ServiceController {
   async reconcile(key: string): Promise<ReconcileResult> {
     const service = this.#o.services.store.get(key);
     if (!service) return;
-    if (needsCleanup(service, this.#o.loadBalancerClass)) return await this.#cleanup.cleanup(service);
-    if (!wantsLoadBalancer(service, this.#o.loadBalancerClass)) return;
-    return await this.#ensure(service);
+    if (needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) {
+      this.#drains.delete(key);
+      const result = await this.#cleanup.cleanup(service);
+      await this.#readiness.clear(service);
+      return result;
+    }
+    if (!wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) return;
+    // Each pass ends with the Service's Ready condition: what the pass found, or why it failed.
+    const pass: PassReport = {};
+    try {
+      const result = await this.#ensure(service, pass);
+      if (pass.state) await this.#readiness.report(service, pass.state);
+      return result;
+    } catch (cause) {
+      await this.#readiness.report(service, pass.state ?? failedState(cause));
+      throw cause;
+    }
   }
 
-  async #ensure(service: SlimService): Promise<ReconcileResult> {
+  async #ensure(service: SlimService, pass: PassReport): Promise<ReconcileResult> {
     const o = this.#o;
     // 1. Decide what the Service asks for.
-    const intent = servingIntent(service, o.nodes.store.list(), {
+    const asked = servingIntent(service, o.nodes.store.list(), {
       clusterName: o.clusterName,
+      clusterUid: o.clusterUid,
       loadBalancerClass: o.loadBalancerClass,
       defaults: o.defaults,
       readyNodes: o.endpoints?.readyNodes(keyOf(service)),
     });
+    const intent = withinAllowedResources(asked, o.allowedResources ?? {});
     // 2. Tell the user what cannot be honoured; stop where the user must act.
     this.#reporter.notices(service, intent.notices);
     if (intent.waitFor) {
+      pass.state = waitingState(intent);
       if (!intent.waitFor.reported) this.#reporter.failed(service, "ensure", intent.waitFor.message);
       throw new WaitingForUser("SyncLoadBalancerFailed", intent.waitFor.message);
     }
@@ -288,15 +338,29 @@ export class ServiceController {
     try {
       const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
       if (recordedEdge && recordedEdge !== intent.settings.edgeId) await this.#edge.leave(service, recordedEdge);
-      if (intent.settings.edgeId) return await this.#edge.ensure(service, intent, intent.settings.edgeId);
+      if (intent.settings.edgeId) {
+        const edgeId = intent.settings.edgeId;
+        const edgePass = await this.#edge.ensure(service, intent, {
+          edgeId,
+          ipMode: this.#ipModes ? ingressIpMode(intent.settings) : undefined,
+        });
+        pass.state = edgePass.served
+          ? servingState(`edge ${edgeId}`)
+          : notReady("Creating", `edge ${edgeId} has no address yet`);
+        return { requeueAfterMs: edgePass.requeueAfterMs };
+      }
       // 3. Find its load balancer: the real one when the Service changed.
       const found = await this.#find(service, intent, fresh);
+      if (found?.foreign) throw clusterNameCollision(found.lb, this.#driftMs);
       if (found?.lb.state === "deleting") {
         throw new Error(`load balancer ${found.lb.id} is being deleted; a new one is created once it is gone`);
       }
       // 4. Place a new one; the members are the nodes' addresses on the load balancer's network.
       const placement = found ? undefined : await this.#placement.place(service, intent);
-      if (!found && !placement) return { requeueAfterMs: 30_000 };
+      if (!found && !placement) {
+        pass.state = notReady("WaitingForNodes", `waiting for ${intent.pendingNodes} node(s) to be initialised`);
+        return { requeueAfterMs: 30_000 };
+      }
       const placed = placement ??
         (found?.lb.network_id ? await this.#placement.onNetwork(service, intent, found.lb.network_id) : undefined);
       if (placed) this.#reporter.notices(service, [placed.notice]);
@@ -305,16 +369,29 @@ export class ServiceController {
       const plan = planLoadBalancer({
         intent: { ...intent, members },
         currentIngress: service.ingress,
+        ipMode: this.#ipModes ? ingressIpMode(intent.settings) : undefined,
         target: found ? { existing: found.lb } : { create: placement!.create },
         ensuringOpen: this.#reporter.ensuringOpen(service),
         adopt: found?.unlabelled ? { labels: intent.labels } : undefined,
+        drain: { periodMs: o.memberDrainMs ?? 0, now: Date.now(), draining: this.#drains.get(intent.key) ?? new Map() },
       });
       if (found) this.#reporter.notices(service, [immutableNotice(found.lb, intent.settings, o.defaults.networkId)]);
       if (o.dryRun && found && plan.calls.length === 0 && !plan.ingress) {
         o.dryRun.note("service", intent.key, `adopt load balancer ${found.lb.id} (${found.lb.name}); no change`);
       }
       // 6. Apply.
-      return await this.#apply(service, intent, { plan, current: found?.lb, placement });
+      const result = await this.#apply(service, intent, { plan, current: found?.lb, placement });
+      // Members draining: remembered once sent, and a pass is due when the first drain ends.
+      if (plan.drain.draining.size > 0) this.#drains.set(intent.key, plan.drain.draining);
+      else this.#drains.delete(intent.key);
+      if (plan.drain.nextAtMs !== undefined && result.result) {
+        const dueInMs = Math.max(0, plan.drain.nextAtMs - Date.now());
+        result.result.requeueAfterMs = Math.min(result.result.requeueAfterMs, dueInMs);
+      }
+      pass.state = intent.noNodes
+        ? notReady("NoEligibleNodes", "There are no available nodes for LoadBalancer")
+        : result.state;
+      return result.result;
     } catch (cause) {
       if (fresh) this.#readNext.add(intent.key);
       throw this.#reporter.failed(service, "ensure", cause);
@@ -330,7 +407,11 @@ export class ServiceController {
     });
   }
 
-  async #apply(service: SlimService, intent: ServiceIntent, pass: PlannedPass): Promise<ReconcileResult> {
+  async #apply(
+    service: SlimService,
+    intent: ServiceIntent,
+    pass: PlannedPass,
+  ): Promise<{ result: ReconcileResult; state: ReadyState }> {
     const o = this.#o;
     const { plan, placement } = pass;
     this.#reporter.planned(service, plan.events, "before");
@@ -370,23 +451,34 @@ export class ServiceController {
     }
     if (plan.ingress) await writeServiceIngress(o.writes, service, plan.ingress);
     this.#reporter.planned(service, plan.events, "after");
-    if (plan.served || o.dryRun || !lb) return { requeueAfterMs: this.#driftMs };
+    const id = lb?.id ?? pass.current?.id ?? "";
+    const addresses = (plan.ingress ?? service.ingress).flatMap((i) => (i.ip ? [i.ip] : []));
+    const state = plan.served || (o.dryRun && addresses.length > 0)
+      ? servingState(`load balancer ${id}`, addresses)
+      : notReady("Creating", `load balancer ${id || intent.loadBalancerName} is being created`);
+    if (plan.served || o.dryRun || !lb) return { result: { requeueAfterMs: this.#driftMs }, state };
     this.#tracker.track(lb.id, intent.key);
     // The tracker writes the address; this is only the fallback if it never reports.
-    return { requeueAfterMs: 60_000 };
+    return { result: { requeueAfterMs: 60_000 }, state };
   }
 
   /** The tracker saw the Service's load balancer get its address: write it now, outside the queue. */
   #served(key: string, summary: LoadBalancer): void {
     const service = this.#o.services.store.get(key);
-    if (!service || needsCleanup(service, this.#o.loadBalancerClass)) return;
+    if (!service || needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) return;
     this.#directory.update(key, summary);
     this.#queue.addAfter(key, this.#driftMs);
-    const plan = planServed(service.ingress, summary, this.#reporter.ensuringOpen(service));
+    const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
+    const plan = planServed(service.ingress, summary, {
+      ensuringOpen: this.#reporter.ensuringOpen(service),
+      ipMode: this.#ipModes && parsed.ok ? ingressIpMode(parsed.settings) : undefined,
+    });
     const write = plan.ingress ? writeServiceIngress(this.#o.writes, service, plan.ingress) : Promise.resolve();
     write.then(() => {
       this.#reporter.planned(service, plan.events, "before");
       this.#reporter.planned(service, plan.events, "after");
+      const addresses = (plan.ingress ?? service.ingress).flatMap((i) => (i.ip ? [i.ip] : []));
+      void this.#readiness.report(service, servingState(`load balancer ${summary.id}`, addresses));
       log.info(1, "load balancer is serving", { service: key, loadBalancer: summary.id });
     }).catch((cause) => {
       log.warn("could not write the Service's address; the next pass retries", { service: key, error: cause });

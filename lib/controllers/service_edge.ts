@@ -8,6 +8,7 @@
  */
 import type { AnkraCloudClient } from "../cloud/client.ts";
 import { isNotFound } from "../cloud/errors.ts";
+import { isAnkraId } from "../cloud/ids.ts";
 import type { KubeWriteTarget } from "../kube/object_writes.ts";
 import { recordServiceEdge, setServiceFinalizer, writeServiceIngress } from "../kube/service_writes.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
@@ -16,7 +17,6 @@ import { edgeMembersWithout, planEdge } from "../provider/edge_plan.ts";
 import { edgeMemberPrefix } from "../provider/load_balancer_names.ts";
 import { FINALIZER, type ServiceIntent } from "../provider/service_plan.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
-import type { ReconcileResult } from "../runtime/work_queue.ts";
 import type { CloudCallSender } from "./cloud_call_executor.ts";
 import type { ServiceReporter } from "./service_reporter.ts";
 
@@ -49,8 +49,13 @@ export class ServiceEdge {
     this.#o = options;
   }
 
-  /** One pass over a Service on edge `edgeId`. */
-  async ensure(service: SlimService, intent: ServiceIntent, edgeId: string): Promise<ReconcileResult> {
+  /** One pass over a Service on edge `edgeId`; `served` when the edge serves the Service's address. */
+  async ensure(
+    service: SlimService,
+    intent: ServiceIntent,
+    target: { edgeId: string; ipMode?: "Proxy" | "VIP" },
+  ): Promise<{ requeueAfterMs: number; served: boolean }> {
+    const { edgeId } = target;
     const o = this.#o;
     let edge;
     try {
@@ -69,6 +74,7 @@ export class ServiceEdge {
       currentIngress: service.ingress,
       ensuringOpen: o.reporter.ensuringOpen(service),
       recordChanges,
+      ipMode: target.ipMode,
     });
     if (!plan.ok) throw new WaitingForUser("SyncLoadBalancerFailed", plan.problem);
     o.reporter.planned(service, plan.events, "before");
@@ -83,13 +89,27 @@ export class ServiceEdge {
     await o.retireDedicated(service, intent);
     if (plan.ingress) await writeServiceIngress(o.writes, service, plan.ingress);
     o.reporter.planned(service, plan.events, "after");
-    return { requeueAfterMs: plan.served ? o.driftCheckMs : o.provisioningPollMs };
+    return { requeueAfterMs: plan.served ? o.driftCheckMs : o.provisioningPollMs, served: plan.served };
   }
 
-  /** Removes the Service's members from an edge it no longer uses, then forgets that edge. */
+  /**
+   * Removes the Service's members from an edge it no longer uses, then forgets that edge. A recorded edge that is not
+   * an Ankra Cloud id (the annotation was edited by hand) cannot hold members of ours: it is forgotten, unasked.
+   */
   async leave(service: SlimService, edgeId: string): Promise<void> {
-    const o = this.#o;
     const key = `${service.namespace}/${service.name}`;
+    if (isAnkraId(edgeId)) await this.#removeMembers(service, key, edgeId);
+    else {
+      log.warn("the Service's recorded edge is not an Ankra Cloud id; it is forgotten without a request", {
+        service: key,
+        annotation: EDGE_IN_USE_ANNOTATION,
+      });
+    }
+    if (!service.deletionTimestamp) await recordServiceEdge(this.#o.writes, service, null);
+  }
+
+  async #removeMembers(service: SlimService, key: string, edgeId: string): Promise<void> {
+    const o = this.#o;
     try {
       const edge = await o.cloud.getEdge(edgeId);
       const rest = edgeMembersWithout(edge, edgeMemberPrefix(o.clusterName, service.namespace, service.name));
@@ -102,6 +122,5 @@ export class ServiceEdge {
     } catch (cause) {
       if (!isNotFound(cause)) throw cause;
     }
-    if (!service.deletionTimestamp) await recordServiceEdge(o.writes, service, null);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Every write the service controller makes to a Service, in one place: the cleanup finalizer (added before any cloud
- * create, removed once the load balancer is gone), the status ingress, and the annotation recording which edge holds
- * the Service's members. Finalizer changes carry the resourceVersion and retry on conflict; the status is a merge
+ * create, removed once the load balancer is gone), the status ingress, the `load-balancer.ankra.cloud/Ready` status
+ * condition (a strategic merge patch: the other conditions stay), and the annotation recording which edge holds the
+ * Service's members. Finalizer changes carry the resourceVersion and retry on conflict; the status is a merge
  * patch of the status subresource; a Service that is gone is not an error. In a dry run each write is described in
  * the report instead of being sent.
  *
@@ -10,7 +11,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { isKubeError } from "./errors.ts";
 import { describedInDryRun, type KubeWriteTarget, updateObject } from "./object_writes.ts";
-import { EDGE_IN_USE_ANNOTATION } from "./slim.ts";
+import { EDGE_IN_USE_ANNOTATION, READY_CONDITION_TYPE, type SlimCondition } from "./slim.ts";
 
 function described(target: KubeWriteTarget, service: ServiceName, action: string, detail: string): boolean {
   return describedInDryRun(target, {
@@ -82,6 +83,30 @@ export async function writeServiceIngress(
     await target.kube.request("PATCH", servicePath(service, "status"), {
       patch: "merge",
       body: { status: { loadBalancer: { ingress } } },
+    });
+  } catch (cause) {
+    if (!isKubeError(cause, "not_found")) throw cause;
+  }
+}
+
+/**
+ * Sets this controller's condition in `status.conditions` (merged by type: other conditions stay), or removes it
+ * (`null`). A Service that is gone is ignored.
+ */
+export async function writeServiceCondition(
+  target: KubeWriteTarget,
+  service: ServiceName,
+  condition: SlimCondition | null,
+): Promise<void> {
+  const text = condition
+    ? `${condition.type}=${condition.status} (${condition.reason})`
+    : `no ${READY_CONDITION_TYPE} condition`;
+  if (described(target, service, "write_condition", `set Service ${service.namespace}/${service.name} ${text}`)) return;
+  const body = condition ?? { type: READY_CONDITION_TYPE, $patch: "delete" };
+  try {
+    await target.kube.request("PATCH", servicePath(service, "status"), {
+      patch: "strategic",
+      body: { status: { conditions: [body] } },
     });
   } catch (cause) {
     if (!isKubeError(cause, "not_found")) throw cause;

@@ -15,6 +15,24 @@ export const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
 export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
 /** Annotation in which the controller records the edge holding a Service's members. */
 export const EDGE_IN_USE_ANNOTATION = "ccm.ankra.cloud/edge";
+/** The Service status condition this controller writes (`lib/provider/ready_condition.ts`); the store keeps only it. */
+export const READY_CONDITION_TYPE = "load-balancer.ankra.cloud/Ready";
+
+/** This controller's condition in a Service's `status.conditions`, as the store keeps it. */
+export interface SlimCondition {
+  /** Always {@linkcode READY_CONDITION_TYPE}. */
+  type: string;
+  /** `True` or `False`. */
+  status: "True" | "False";
+  /** CamelCase reason. */
+  reason: string;
+  /** What the user reads. */
+  message: string;
+  /** The generation it was written for. */
+  observedGeneration?: number;
+  /** When the status last changed. */
+  lastTransitionTime: string;
+}
 
 /** A node address. */
 export interface NodeAddress {
@@ -70,6 +88,8 @@ export interface SlimService {
   name: string;
   uid: string;
   resourceVersion: string;
+  /** `metadata.generation`: bumped by every change of the spec. */
+  generation?: number;
   deletionTimestamp?: string;
   /** Only this controller's annotations (`load-balancer.ankra.cloud/…` and `ccm.ankra.cloud/edge`). */
   annotations: Record<string, string>;
@@ -84,6 +104,8 @@ export interface SlimService {
   loadBalancerSourceRanges: string[];
   allocateLoadBalancerNodePorts?: boolean;
   ingress: { ip?: string; hostname?: string; ipMode?: string }[];
+  /** This controller's `load-balancer.ankra.cloud/Ready` condition, when the Service has it. */
+  readyCondition?: SlimCondition;
 }
 
 /**
@@ -198,6 +220,26 @@ export function slimService(service: V1Service): SlimService {
       hostname: i.hostname,
       ipMode: i.ipMode,
     })),
+    ...readyConditionOf(service),
+  };
+}
+
+function readyConditionOf(service: V1Service): { generation?: number; readyCondition?: SlimCondition } {
+  const generation = service.metadata?.generation;
+  const found = (service.status?.conditions ?? []).find((c) => c.type === READY_CONDITION_TYPE);
+  const readyCondition: SlimCondition | undefined = found && (found.status === "True" || found.status === "False")
+    ? {
+      type: READY_CONDITION_TYPE,
+      status: found.status,
+      reason: found.reason ?? "",
+      message: found.message ?? "",
+      observedGeneration: found.observedGeneration,
+      lastTransitionTime: toIso(found.lastTransitionTime),
+    }
+    : undefined;
+  return {
+    ...(generation === undefined ? {} : { generation }),
+    ...(readyCondition ? { readyCondition } : {}),
   };
 }
 

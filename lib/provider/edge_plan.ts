@@ -9,7 +9,8 @@ import type { Edge } from "../cloud/schemas.ts";
 import type { EdgeMemberInput } from "../cloud/edges.ts";
 import type { CloudCall } from "./cloud_calls.ts";
 import { edgeMemberName } from "./load_balancer_names.ts";
-import { type Ingress, passEvents, type PlannedEvent, sameIngress } from "./load_balancer_plan.ts";
+import { passEvents, type PlannedEvent } from "./load_balancer_plan.ts";
+import { type Ingress, sameIngress } from "./service_ingress.ts";
 import type { ServiceIntent } from "./service_plan.ts";
 
 /** The member list to send, or the conflict that prevents it. */
@@ -63,14 +64,17 @@ export function isCombinedLoadBalancerEdge(edge: Edge): boolean {
   return edge.placement === "combined" && edge.roles.includes("load_balancer");
 }
 
-/** The Service's ingress from an edge: the load-balancer machine's IPv6, then the edge's (or machine's) IPv4. */
-export function edgeIngress(edge: Edge): Ingress[] {
+/**
+ * The Service's ingress from an edge: the load-balancer machine's IPv6, then the edge's (or machine's) IPv4, with
+ * `ipMode` when given.
+ */
+export function edgeIngress(edge: Edge, ipMode?: "Proxy" | "VIP"): Ingress[] {
   const machine = edge.machines.find((m) => m.roles.includes("load_balancer"));
   const ips: string[] = [];
   if (machine?.public_ipv6) ips.push(machine.public_ipv6);
   const ipv4 = edge.public_ipv4 ?? machine?.public_ipv4;
   if (ipv4) ips.push(ipv4);
-  return ips.map((ip) => ({ ip }));
+  return ips.map((ip) => (ipMode ? { ip, ipMode } : { ip }));
 }
 
 /** The Service's own members on an edge: per port, every chosen address on the port's node port, weight 100. */
@@ -107,7 +111,12 @@ export type EdgePlan =
 export function planEdge(
   edge: Edge,
   intent: Pick<ServiceIntent, "ports" | "members" | "edgePrefix">,
-  state: { currentIngress: { ip?: string }[]; ensuringOpen: boolean; recordChanges: boolean },
+  state: {
+    currentIngress: { ip?: string; ipMode?: string }[];
+    ensuringOpen: boolean;
+    recordChanges: boolean;
+    ipMode?: "Proxy" | "VIP";
+  },
 ): EdgePlan {
   if (!isCombinedLoadBalancerEdge(edge)) {
     return {
@@ -121,7 +130,7 @@ export function planEdge(
   const calls: CloudCall[] = plan.changed
     ? [{ operation: "update_edge", edgeId: edge.id, body: { members: plan.members } }]
     : [];
-  const ingress = edgeIngress(edge);
+  const ingress = edgeIngress(edge, state.ipMode);
   const served = ingress.length > 0;
   const statusChanges = served && !sameIngress(state.currentIngress, ingress);
   const { events, ensuringOpen } = passEvents({

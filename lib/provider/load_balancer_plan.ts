@@ -7,20 +7,14 @@
  *
  * @module
  */
-import { parseIp } from "../ip_address.ts";
 import type { LoadBalancer, ZoneCapabilities } from "../cloud/schemas.ts";
 import type { CreateLoadBalancerInput, MemberInput } from "../cloud/load_balancers.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
 import type { BackendRef, CloudCall, LoadBalancerRef } from "./cloud_calls.ts";
-import { listenerName, memberName } from "./load_balancer_names.ts";
-import type { DesiredMember } from "./member_selection.ts";
+import { listenerName } from "./load_balancer_names.ts";
+import { backendMembers, drainPlans, type DrainStarts, membersDiffer } from "./member_drain.ts";
+import { type Ingress, loadBalancerIngress, sameIngress } from "./service_ingress.ts";
 import type { HighAvailabilityMode, Notice, ServiceIntent } from "./service_plan.ts";
-
-/** A Service status ingress entry. */
-export interface Ingress {
-  /** Address. */
-  ip: string;
-}
 
 /** An event the controller records, before the calls are sent or after they all succeeded. */
 export interface PlannedEvent {
@@ -40,23 +34,6 @@ export const FRAMEWORK_EVENTS = {
   ensured: { type: "Normal", reason: "EnsuredLoadBalancer", message: "Ensured load balancer" },
   updated: { type: "Normal", reason: "UpdatedLoadBalancer", message: "Updated load balancer with new hosts" },
 } as const;
-
-/** The members of one backend: the chosen addresses on the port's node port, named as the Go controller names them. */
-export function backendMembers(members: DesiredMember[], nodePort: number): MemberInput[] {
-  return members.map((m) => ({ name: memberName(m.node, m.address), address: m.address, port: nodePort }));
-}
-
-/** Members of one backend differ from the desired ones (compared as multisets of name, address, port). */
-export function membersDiffer(
-  current: { name: string; address: string; port: number }[],
-  desired: { name: string; address: string; port: number }[],
-): boolean {
-  const key = (m: { name: string; address: string; port: number }) =>
-    `${m.name}|${parseIp(m.address)?.text ?? m.address}|${m.port}`;
-  const a = current.map(key).sort();
-  const b = desired.map(key).sort();
-  return a.length !== b.length || a.some((k, i) => k !== b[i]);
-}
 
 /** How frontends are set up. */
 export type FrontendSettings = Pick<
@@ -80,6 +57,8 @@ export function frontendSettings(
 /** What the listener plan reads of a Service's intent. */
 export type ListenerIntent = Pick<ServiceIntent, "ports" | "members"> & {
   settings: Pick<LoadBalancerSettings, "healthCheck" | "balance"> & Partial<FrontendSettings>;
+  /** Each backend's members to send, by listener name, where they are more than `members` (draining ones). */
+  memberLists?: ReadonlyMap<string, MemberInput[]>;
 };
 
 /**
@@ -141,7 +120,7 @@ export function listenerCalls(
         });
       }
     }
-    const members = backendMembers(intent.members, port.nodePort);
+    const members = intent.memberLists?.get(name) ?? backendMembers(intent.members, port.nodePort);
     if (!backend || membersDiffer(backend.members, members)) {
       calls.push({
         operation: "replace_load_balancer_members",
@@ -229,21 +208,6 @@ export function singleNodeMessage(loadBalancerId: string, reason: string): strin
     "It stays single when the zone grows; recreate the Service to get a pair.";
 }
 
-/**
- * The Service's ingress: every public IPv6 of the load balancer (both VMs of a pair), then its IPv4. No `ipMode`
- * (as the Go controller): clusters without the field would strip it and every pass would look like a change.
- */
-export function loadBalancerIngress(lb: Pick<LoadBalancer, "public_ipv6_addresses" | "public_ipv6" | "public_ipv4">) {
-  const ips = [...new Set([...(lb.public_ipv6_addresses ?? []), ...(lb.public_ipv6 ? [lb.public_ipv6] : [])])];
-  if (lb.public_ipv4) ips.push(lb.public_ipv4);
-  return ips.map((ip): Ingress => ({ ip }));
-}
-
-/** True when two ingress lists hold the same addresses in the same order. */
-export function sameIngress(a: { ip?: string }[], b: { ip?: string }[]): boolean {
-  return a.length === b.length && a.every((x, i) => x.ip === b[i].ip);
-}
-
 /** The `ImmutableSetting` notice: creation-time settings the running load balancer does not have. */
 export function immutableNotice(
   lb: Pick<LoadBalancer, "id" | "network_id" | "public_ipv4" | "state">,
@@ -284,6 +248,18 @@ export interface LoadBalancerPlan {
    * `UpdateLoadBalancerFailed`, its success as `UpdatedLoadBalancer`.
    */
   membersOnly: boolean;
+  /** The members still draining after this pass, by listener then member name, and when the next drain ends. */
+  drain: { draining: Map<string, Map<string, number>>; nextAtMs?: number };
+}
+
+/** The drain of members a load balancer loses ({@linkcode drainMembers}). */
+export interface DrainInput {
+  /** `--member-drain-period`; 0: members leave at once. */
+  periodMs: number;
+  /** Now, epoch milliseconds. */
+  now: number;
+  /** The drains of earlier passes, by listener name. */
+  draining: ReadonlyMap<string, DrainStarts>;
 }
 
 /** What {@linkcode planLoadBalancer} needs. */
@@ -291,13 +267,17 @@ export interface LoadBalancerPlanInput {
   /** The Service's intent. */
   intent: ListenerIntent;
   /** The Service's current status ingress. */
-  currentIngress: { ip?: string }[];
+  currentIngress: { ip?: string; ipMode?: string }[];
+  /** The ingress `ipMode` to publish (`ingressIpMode` in `service_ingress.ts`); none for API servers that strip it. */
+  ipMode?: "Proxy" | "VIP";
   /** The load balancer (full document), or the create body of a new one. */
   target: { existing: LoadBalancer } | { create: CreateLoadBalancerInput };
   /** True when an earlier pass recorded `EnsuringLoadBalancer` and no `EnsuredLoadBalancer` followed yet. */
   ensuringOpen: boolean;
   /** Set for an unlabelled load balancer found by name: it gets these labels first (adoption). */
   adopt?: { labels: Record<string, string> };
+  /** How members it loses drain (default: they leave at once). */
+  drain?: DrainInput;
 }
 
 /** What a pass does, as far as the framework's events are concerned. */
@@ -338,6 +318,7 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
   const { intent, target } = input;
   const calls: CloudCall[] = [];
   let ingress: Ingress[] = [];
+  let drain: LoadBalancerPlan["drain"] = { draining: new Map() };
   if ("create" in target) {
     calls.push({ operation: "create_load_balancer", body: target.create });
     calls.push(...listenerCalls({ frontends: [], backends: [] }, intent, { created: true }));
@@ -349,8 +330,12 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
         body: { labels: { ...target.existing.labels, ...input.adopt.labels } },
       });
     }
-    calls.push(...listenerCalls(target.existing, intent, { id: target.existing.id }));
-    ingress = loadBalancerIngress(target.existing);
+    const drained = drainPlans(target.existing, intent, input.drain ?? { periodMs: 0, now: 0, draining: new Map() });
+    drain = drained.drain;
+    calls.push(...listenerCalls(target.existing, { ...intent, memberLists: drained.memberLists }, {
+      id: target.existing.id,
+    }));
+    ingress = loadBalancerIngress(target.existing, input.ipMode);
   }
   const served = ingress.length > 0;
   const statusChanges = served && !sameIngress(input.currentIngress, ingress);
@@ -369,6 +354,7 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
     served,
     ensuringOpen,
     membersOnly: membersOnly && !input.ensuringOpen,
+    drain,
   };
 }
 
@@ -377,11 +363,12 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
  * `EnsuredLoadBalancer` that closes the pair.
  */
 export function planServed(
-  currentIngress: { ip?: string }[],
+  currentIngress: { ip?: string; ipMode?: string }[],
   lb: Pick<LoadBalancer, "public_ipv6_addresses" | "public_ipv6" | "public_ipv4">,
-  ensuringOpen: boolean,
+  options: { ensuringOpen: boolean; ipMode?: "Proxy" | "VIP" },
 ): { ingress?: Ingress[]; events: PlannedEvent[] } {
-  const ingress = loadBalancerIngress(lb);
+  const { ensuringOpen } = options;
+  const ingress = loadBalancerIngress(lb, options.ipMode);
   const statusChanges = ingress.length > 0 && !sameIngress(currentIngress, ingress);
   const { events } = passEvents({
     changes: statusChanges,

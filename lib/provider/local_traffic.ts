@@ -12,7 +12,14 @@
  */
 import type { SlimNode, SlimService } from "../kube/slim.ts";
 import { classifyProviderId } from "./provider_id.ts";
-import { eligibleNodes, type ServiceIntent, serviceIntent, type ServicePlanOptions } from "./service_plan.ts";
+import { matchesSelector } from "./label_selector.ts";
+import {
+  eligibleNodes,
+  type Notice,
+  type ServiceIntent,
+  serviceIntent,
+  type ServicePlanOptions,
+} from "./service_plan.ts";
 
 /** True when the Service asks for `externalTrafficPolicy: Local`. */
 export function isLocalTraffic(service: Pick<SlimService, "externalTrafficPolicy">): boolean {
@@ -41,20 +48,43 @@ export interface ServingIntentOptions extends ServicePlanOptions {
 }
 
 /**
- * {@linkcode serviceIntent} with the members of a Local Service narrowed by {@linkcode trafficNodes}; everything
- * else (notices about the cluster's nodes, `noNodes`, pending nodes) is decided over all nodes, as for `Cluster`.
+ * {@linkcode serviceIntent} with the member candidates narrowed: to the nodes the `node-selector` annotation matches,
+ * then, for a Local Service, by {@linkcode trafficNodes}; everything else (notices about the cluster's nodes,
+ * `noNodes`, pending nodes) is decided over all nodes, as for `Cluster`. A selector that matches no eligible Ankra node
+ * makes the Service wait with a `NoMatchingNodes` Warning: its load balancer is kept as it is.
  */
 export function servingIntent(service: SlimService, nodes: SlimNode[], options: ServingIntentOptions): ServiceIntent {
   const { readyNodes, ...planOptions } = options;
   const intent = serviceIntent(service, nodes, planOptions);
-  const serving = trafficNodes(service, nodes, readyNodes);
-  if (serving === nodes) return intent;
+  const selector = intent.settings.nodeSelector;
+  const selected = selector ? nodes.filter((node) => matchesSelector(node.labels, selector.requirements)) : nodes;
+  const servable = eligibleNodes(selected).some((node) => classifyProviderId(node.providerID) === "ours");
+  const notice: Notice = {
+    topic: "node-selector",
+    reason: "NoMatchingNodes",
+    message: selector && !servable
+      ? `load-balancer.ankra.cloud/node-selector "${selector.text}" matches no eligible node of an Ankra server; ` +
+        "the load balancer is kept as it is until one matches: label a node or change the selector"
+      : undefined,
+  };
+  if (notice.message) {
+    return {
+      ...intent,
+      notices: [...intent.notices, notice],
+      waitFor: intent.waitFor ?? { message: notice.message, reported: true },
+    };
+  }
+  const serving = trafficNodes(service, selected, readyNodes);
+  if (serving === nodes) return { ...intent, notices: [...intent.notices, notice] };
   const narrowed = serviceIntent(service, serving, planOptions);
-  const membersNotice = narrowed.notices.find((notice) => notice.topic === "members");
+  const membersNotice = narrowed.notices.find((n) => n.topic === "members");
   return {
     ...intent,
     nodes: narrowed.nodes,
     members: narrowed.members,
-    notices: intent.notices.map((notice) => notice.topic === "members" && membersNotice ? membersNotice : notice),
+    notices: [
+      ...intent.notices.map((n) => n.topic === "members" && membersNotice ? membersNotice : n),
+      notice,
+    ],
   };
 }

@@ -7,16 +7,22 @@
  * @module
  */
 import type { SlimNode, SlimService } from "../kube/slim.ts";
-import { AUTOSCALER_TAINT, EXCLUDE_LABEL } from "./service_plan.ts";
+import { AUTOSCALER_TAINT } from "./service_plan.ts";
 
-const ZONE_LABEL = "topology.kubernetes.io/zone";
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
 
-/** True when a node change can change a load balancer's members (or what its Service is told). */
+/**
+ * True when a node change can change a load balancer's members (or what its Service is told): its providerID, its
+ * labels (the exclusion and `node.ankra.cloud/managed` labels, the zone, any label a `node-selector` may name),
+ * deletion, the autoscaler's taint, its addresses.
+ */
 export function nodeChangeMatters(old: SlimNode, node: SlimNode): boolean {
   return old.providerID !== node.providerID || old.k3sNodeArgs !== node.k3sNodeArgs ||
     Boolean(old.deletionTimestamp) !== Boolean(node.deletionTimestamp) ||
-    old.labels[EXCLUDE_LABEL] !== node.labels[EXCLUDE_LABEL] ||
-    old.labels[ZONE_LABEL] !== node.labels[ZONE_LABEL] ||
+    !sameLabels(old.labels, node.labels) ||
     old.taints.some((t) => t.key === AUTOSCALER_TAINT) !== node.taints.some((t) => t.key === AUTOSCALER_TAINT) ||
     JSON.stringify(old.addresses) !== JSON.stringify(node.addresses);
 }
@@ -44,4 +50,14 @@ function intentParts(service: SlimService): unknown[] {
  */
 export function serviceChangeNeedsRead(old: SlimService, service: SlimService): boolean {
   return JSON.stringify(intentParts(old)) !== JSON.stringify(intentParts(service));
+}
+
+/**
+ * True when a Service change is a reason for a pass: anything but this controller's own Ready condition (its write
+ * must not wake the Service again: a failed pass would be retried at once instead of after its backoff).
+ */
+export function serviceChangeMatters(old: SlimService, service: SlimService): boolean {
+  const { readyCondition: _old, resourceVersion: _oldVersion, ...before } = old;
+  const { readyCondition: _new, resourceVersion: _newVersion, ...after } = service;
+  return JSON.stringify(before) !== JSON.stringify(after);
 }

@@ -17,12 +17,19 @@ export class WaitingForUser extends Error {
   readonly reason: string;
   /** Look again after this long even without a change (milliseconds). */
   readonly recheckAfterMs: number;
+  /** The reason a status condition gives for it, when it differs from the event's (`NoMemberAddress`, …). */
+  readonly condition?: string;
 
   /** Creates the error; `message` names the problem and what to do. */
-  constructor(reason: string, message: string, options: { cause?: unknown; recheckAfterMs?: number } = {}) {
+  constructor(
+    reason: string,
+    message: string,
+    options: { cause?: unknown; recheckAfterMs?: number; condition?: string } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "WaitingForUser";
     this.reason = reason;
     this.recheckAfterMs = options.recheckAfterMs ?? DEFAULT_USER_RECHECK_MS;
+    this.condition = options.condition;
   }
 }

@@ -3,19 +3,18 @@ import type { LoadBalancer } from "../../lib/cloud/schemas.ts";
 import type { CloudCall } from "../../lib/provider/cloud_calls.ts";
 import { describeCall } from "../../lib/provider/cloud_calls.ts";
 import {
-  backendMembers,
   chooseHighAvailability,
   createLoadBalancerBody,
   immutableNotice,
   listenerCalls,
   type ListenerIntent,
-  loadBalancerIngress,
-  membersDiffer,
   passEvents,
   planLoadBalancer,
   planServed,
 } from "../../lib/provider/load_balancer_plan.ts";
 import { memberName } from "../../lib/provider/load_balancer_names.ts";
+import { backendMembers, membersDiffer } from "../../lib/provider/member_drain.ts";
+import { ingressIpMode, keepsIpMode, loadBalancerIngress, sameIngress } from "../../lib/provider/service_ingress.ts";
 
 const hc = { type: "tcp" as const, path: "/", expected_status: "200-399", interval_seconds: 2, rise: 2, fall: 3 };
 const MEMBERS = [{ node: "worker-1", address: "fd12::5" }, { node: "worker-2", address: "10.0.0.6" }];
@@ -214,7 +213,7 @@ Deno.test("framework events: Ensuring and Ensured always as a pair; a node chang
     [],
     false,
   ]);
-  const served = planServed([], { ...baseLb, public_ipv4: "203.0.113.5" }, true);
+  const served = planServed([], { ...baseLb, public_ipv4: "203.0.113.5" }, { ensuringOpen: true });
   assert.deepEqual(served.ingress, [{ ip: "2001:db8::1" }, { ip: "203.0.113.5" }]);
   assert.deepEqual(served.events.map((e) => e.reason), ["EnsuredLoadBalancer"]);
 });
@@ -275,4 +274,33 @@ Deno.test("creation-time settings the load balancer lacks are one ImmutableSetti
   const notice = immutableNotice({ ...baseLb, network_id: "net-a" }, { networkId: "net-b", ipv4: true });
   assert.match(notice.message!, /on network net-a, not the requested net-b.*has no public IPv4/);
   assert.equal(immutableNotice(baseLb, { ipv4: false }).message, undefined);
+});
+
+Deno.test("ipMode: Proxy where the load balancer does what kube-proxy's shortcut would skip, VIP otherwise; the annotation wins", () => {
+  const tcp = { tlsPorts: [], protocol: "tcp" as const };
+  assert.equal(ingressIpMode(tcp), "VIP");
+  assert.equal(ingressIpMode({ ...tcp, tlsPorts: [443] }), "Proxy", "TLS is terminated by the load balancer");
+  assert.equal(ingressIpMode({ ...tcp, protocol: "http" }), "Proxy", "http mode and its redirect");
+  assert.equal(ingressIpMode({ ...tcp, protocol: "http", ipMode: "VIP" }), "VIP");
+  assert.equal(ingressIpMode({ ...tcp, ipMode: "Proxy" }), "Proxy");
+  const lb = { public_ipv6_addresses: ["2001:db8::1"], public_ipv6: null, public_ipv4: "203.0.113.5" };
+  assert.deepEqual(loadBalancerIngress(lb, "Proxy"), [
+    { ip: "2001:db8::1", ipMode: "Proxy" },
+    { ip: "203.0.113.5", ipMode: "Proxy" },
+  ]);
+  // A Service published without ipMode (before the upgrade) is written once more; then it is the same.
+  const published = [{ ip: "2001:db8::1" }, { ip: "203.0.113.5" }];
+  assert.equal(sameIngress(published, loadBalancerIngress(lb, "VIP")), false);
+  assert.equal(sameIngress(loadBalancerIngress(lb, "VIP"), loadBalancerIngress(lb, "VIP")), true);
+  assert.equal(sameIngress(published, loadBalancerIngress(lb)), true, "no ipMode asked: addresses alone");
+  const served = planServed(published, lb, { ensuringOpen: false, ipMode: "Proxy" });
+  assert.deepEqual(served.ingress?.map((i) => i.ipMode), ["Proxy", "Proxy"]);
+});
+
+Deno.test("ipMode is published only to API servers that keep it (1.30 and later)", () => {
+  assert.equal(keepsIpMode("v1.35.4"), true);
+  assert.equal(keepsIpMode("v1.30.0+k3s1"), true);
+  assert.equal(keepsIpMode("v1.29.9"), false);
+  assert.equal(keepsIpMode("v2.0.0"), true);
+  assert.equal(keepsIpMode(undefined), true, "unknown counts as new");
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
-import { nodeChangeMatters, serviceChangeNeedsRead } from "../../lib/provider/service_changes.ts";
+import { nodeChangeMatters, serviceChangeMatters, serviceChangeNeedsRead } from "../../lib/provider/service_changes.ts";
 
 const NODE: SlimNode = {
   name: "worker-1",
@@ -28,7 +28,7 @@ const SERVICE: SlimService = {
   ingress: [],
 };
 
-Deno.test("node changes that can change members wake the Services; heartbeats and other labels do not", () => {
+Deno.test("node changes that can change members wake the Services (any label: a node-selector may name it); heartbeats do not", () => {
   const matters: Partial<SlimNode>[] = [
     { providerID: "ankracloud://de-fsn1/srv-2" },
     { deletionTimestamp: "2026-01-02T00:00:00Z" },
@@ -37,12 +37,13 @@ Deno.test("node changes that can change members wake the Services; heartbeats an
     { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }] },
     { addresses: [{ type: "InternalIP", address: "10.0.0.6" }] },
     { k3sNodeArgs: '["server"]' },
+    { labels: { ...NODE.labels, team: "b" } },
   ];
   for (const change of matters) assert.ok(nodeChangeMatters(NODE, { ...NODE, ...change }), JSON.stringify(change));
   const ignored: Partial<SlimNode>[] = [
     { resourceVersion: "2" },
     { ready: "False" },
-    { labels: { ...NODE.labels, team: "b" } },
+    { labels: { team: "a", "topology.kubernetes.io/zone": "de-fsn1" } },
     { taints: [{ key: "node.kubernetes.io/not-ready", effect: "NoSchedule" }] },
   ];
   for (const change of ignored) assert.ok(!nodeChangeMatters(NODE, { ...NODE, ...change }), JSON.stringify(change));
@@ -73,4 +74,22 @@ Deno.test("a change of the Service's spec or owned annotations reads the real lo
   }
   const reordered = { ...SERVICE, annotations: { b: "2", a: "1" } };
   assert.ok(!serviceChangeNeedsRead({ ...SERVICE, annotations: { a: "1", b: "2" } }, reordered), "order is no change");
+});
+
+Deno.test("the controller's own Ready condition wakes no pass; every other change does", () => {
+  const before = SERVICE;
+  const condition = {
+    type: "load-balancer.ankra.cloud/Ready",
+    status: "False" as const,
+    reason: "QuotaExceeded",
+    message: "quota",
+    lastTransitionTime: "2026-12-01T10:00:00Z",
+  };
+  assert.equal(serviceChangeMatters(before, { ...before, resourceVersion: "2", readyCondition: condition }), false);
+  assert.equal(serviceChangeMatters(before, { ...before, ingress: [{ ip: "2001:db8::1" }] }), true);
+  assert.equal(serviceChangeMatters(before, { ...before, generation: 2 }), true);
+  assert.equal(
+    serviceChangeMatters(before, { ...before, annotations: { "load-balancer.ankra.cloud/ipv4": "true" } }),
+    true,
+  );
 });

@@ -13,8 +13,10 @@ import { nodeInformer, serviceInformer } from "../../lib/kube/cluster_informers.
 import { endpointSliceInformer, ReadyEndpoints } from "../../lib/kube/endpoint_slices.ts";
 import type { SlimService } from "../../lib/kube/slim.ts";
 import type { MetricsRegistry } from "../../lib/runtime/metrics.ts";
+import type { AllowedResources } from "../../lib/provider/allowed_resources.ts";
 import type { Seed } from "../../simulator/seed.ts";
-import { testControlPlane } from "./control_plane.ts";
+import { readClusterUid } from "../../lib/controllers/cluster_identity.ts";
+import { type SharedControlPlane, testControlPlane } from "./control_plane.ts";
 import { addNodeServersTo } from "./service_fixtures.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 
@@ -24,6 +26,8 @@ export interface RunningServiceController extends AsyncDisposable {
   cloud: TestCloud;
   /** Admin client. */
   kube: KubeClient;
+  /** The UID the controller labels its load balancers with (the `kube-system` namespace's, unless given). */
+  clusterUid: string;
   /** Services informer. */
   services: Informer<V1Service, SlimService>;
   /** Stops the controller (not the simulator), as a crash would. */
@@ -44,19 +48,31 @@ export interface ServiceControllerTestOptions {
   highAvailability?: "auto" | "true" | "false";
   /** `--load-balancer-class`. */
   loadBalancerClass?: string;
+  /** `--require-load-balancer-class`. */
+  requireLoadBalancerClass?: boolean;
   /** Drift-check period (default 2 s). */
   driftCheckMs?: number;
+  /** `--member-drain-period` (default 0: members leave at once). */
+  memberDrainMs?: number;
   /** Metrics registry the controller reports to. */
   metrics?: MetricsRegistry;
+  /** The certificates, edges and networks Services may name (default: all). */
+  allowedResources?: AllowedResources;
+  /** The cluster's UID (default: the `kube-system` namespace's, read as the controller reads it). */
+  clusterUid?: string;
+  /** The control plane (default: the test run's shared one). */
+  plane?: SharedControlPlane;
+  /** A simulator shared with another controller: not stopped with this one, and its servers are the caller's. */
+  cloud?: TestCloud;
 }
 
 /** Starts informers and the service controller. */
 export async function startServiceController(
   options: ServiceControllerTestOptions = {},
 ): Promise<RunningServiceController> {
-  const plane = testControlPlane();
-  const cloud = await startTestCloud(options.seed ?? testSeed());
-  addNodeServersTo(cloud.simulator.sim.world);
+  const plane = options.plane ?? testControlPlane();
+  const cloud = options.cloud ?? await startTestCloud(options.seed ?? testSeed());
+  if (!options.cloud) addNodeServersTo(cloud.simulator.sim.world);
   const kube = new KubeClient(
     { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
     { qps: 200, burst: 200 },
@@ -72,6 +88,7 @@ export async function startServiceController(
     endpointSlices.run(informerStop.signal),
   ];
   await Promise.all([nodes.synced, services.synced, endpointSlices.synced]);
+  const clusterUid = options.clusterUid ?? await readClusterUid(kube);
   let controllerStop = new AbortController();
   let running: Promise<void> = Promise.resolve();
   const start = () => {
@@ -82,16 +99,20 @@ export async function startServiceController(
       services,
       nodes,
       clusterName: options.clusterName ?? "test",
+      clusterUid,
       loadBalancerClass: options.loadBalancerClass,
+      requireLoadBalancerClass: options.requireLoadBalancerClass,
       defaults: {
         networkId: options.networkId === null ? undefined : (options.networkId ?? "net-1"),
         highAvailability: options.highAvailability ?? "auto",
       },
+      allowedResources: options.allowedResources,
       serviceEvents: new EventRecorder(kube, { component: "service-controller", host: "test" }),
       providerEvents: new EventRecorder(kube, { component: "ankra-cloud-ccm", host: "test" }),
       workers: 2,
       provisioningPollMs: 200,
       driftCheckMs: options.driftCheckMs ?? 2_000,
+      memberDrainMs: options.memberDrainMs,
       metrics: options.metrics,
       endpoints,
       nodeBatchMs: 300,
@@ -102,6 +123,7 @@ export async function startServiceController(
   return {
     cloud,
     kube,
+    clusterUid,
     services,
     async stopController() {
       controllerStop.abort();
@@ -114,6 +136,7 @@ export async function startServiceController(
       informerStop.abort();
       await Promise.all(informers);
       kube.close();
+      if (options.cloud) return;
       addNodeServersTo(undefined);
       await cloud[Symbol.asyncDispose]();
     },
