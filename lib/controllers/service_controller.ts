@@ -7,7 +7,7 @@
  *    Service, an earlier 404 and the drift check read the real one, and a missing one is made again);
  * 4. **place** a new one (zone, network, pair or single VM; cached facts);
  * 5. **plan** the calls with their bodies and the framework's events ({@linkcode planLoadBalancer}) — pure;
- * 6. **apply**: events, finalizer, calls, status — or, in a dry run, describe them.
+ * 6. **apply** ({@linkcode ServiceApply}): events, finalizer, calls, status — or, in a dry run, describe them.
  *
  * A load balancer that is still provisioning is handed to the {@linkcode ProvisioningTracker}, which writes the
  * address as soon as it is running, whatever the backlog of other Services. Deleting the Service deletes the load
@@ -16,116 +16,47 @@
  *
  * @module
  */
-import type { V1Node, V1Service } from "@kubernetes/client-node";
-import type { AnkraCloudClient, LoadBalancer } from "../cloud/client.ts";
-import { CloudApiError } from "../cloud/errors.ts";
-import type { EventRecorder } from "../kube/events.ts";
-import type { Informer } from "../kube/informer.ts";
-import { setServiceFinalizer, writeServiceIngress } from "../kube/service_writes.ts";
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimNode, type SlimService } from "../kube/slim.ts";
+import type { LoadBalancer } from "../cloud/client.ts";
+import { writeServiceIngress } from "../kube/service_writes.ts";
+import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import {
-  immutableNotice,
-  type LoadBalancerPlan,
-  planLoadBalancer,
-  planServed,
-  singleNodeMessage,
-} from "../provider/load_balancer_plan.ts";
+import { immutableNotice, planLoadBalancer, planServed } from "../provider/load_balancer_plan.ts";
 import { parseAnnotations } from "../provider/annotations.ts";
 import { ingressIpMode, keepsIpMode } from "../provider/service_ingress.ts";
 import { nodeChangeMatters, serviceChangeMatters, serviceChangeNeedsRead } from "../provider/service_changes.ts";
 import {
   type ClassRule,
   FINALIZER,
-  type LoadBalancerDefaults,
   needsCleanup,
   type ServiceIntent,
   wantsLoadBalancer,
 } from "../provider/service_plan.ts";
 import { whenAborted } from "../runtime/abort.ts";
-import { type ReadyEndpoints, waitForEndpoints } from "../kube/endpoint_slices.ts";
+import { waitForEndpoints } from "../kube/endpoint_slices.ts";
 import { isLocalTraffic, servingIntent } from "../provider/local_traffic.ts";
-import { type AllowedResources, withinAllowedResources } from "../provider/allowed_resources.ts";
-import type { DryRunReport } from "../runtime/dry_run.ts";
-import type { MetricsRegistry } from "../runtime/metrics.ts";
+import { withinAllowedResources } from "../provider/allowed_resources.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
 import { type CloudCallSender, cloudCallSender } from "./cloud_call_executor.ts";
 import { clusterNameCollision, LoadBalancerDirectory } from "./load_balancer_directory.ts";
 import { PlacementFacts } from "./placement_facts.ts";
-import { LoadBalancerPlacement, type Placement } from "./load_balancer_placement.ts";
+import { LoadBalancerPlacement } from "./load_balancer_placement.ts";
 import { ProvisioningTracker } from "./provisioning_tracker.ts";
 import { ServiceCleanup } from "./service_cleanup.ts";
 import { ServiceEdge } from "./service_edge.ts";
 import { ServiceReporter } from "./service_reporter.ts";
+import { ServiceApply } from "./service_apply.ts";
+import { DEFAULT_DRIFT_CHECK_MS, type ServiceControllerOptions } from "./service_controller_options.ts";
 import { failedState, ServiceReadiness } from "./service_readiness.ts";
 import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
 
-export { FINALIZER };
+export { DEFAULT_DRIFT_CHECK_MS, FINALIZER };
+export type { ServiceControllerOptions };
 export { nodeChangeMatters };
-
-/** The drift-check period when none is configured (10 minutes). */
-export const DEFAULT_DRIFT_CHECK_MS = 600_000;
-
-/** Options of {@linkcode ServiceController}. */
-export interface ServiceControllerOptions {
-  /** Where Kubernetes writes go (in a dry run: the report). */
-  writes: KubeWriteTarget;
-  /** Ankra Cloud client. */
-  cloud: AnkraCloudClient;
-  /** Services. */
-  services: Informer<V1Service, SlimService>;
-  /** Nodes. */
-  nodes: Informer<V1Node, SlimNode>;
-  /** `--cluster-name`. */
-  clusterName: string;
-  /** UID of the `kube-system` namespace: this cluster's load balancers carry it (`ccm.ankra.cloud/cluster-uid`). */
-  clusterUid: string;
-  /** `--load-balancer-class`: also handle Services of this class. */
-  loadBalancerClass?: string;
-  /** `--require-load-balancer-class`: handle only Services of that class (class-less ones are another's). */
-  requireLoadBalancerClass?: boolean;
-  /** Defaults for new load balancers. */
-  defaults: LoadBalancerDefaults;
-  /** What a Service may name (`ANKRA_CLOUD_ALLOWED_*`); absent: anything of the account. */
-  allowedResources?: AllowedResources;
-  /** Events with source `service-controller`. */
-  serviceEvents: EventRecorder;
-  /** Events with source `ankra-cloud-ccm`. */
-  providerEvents: EventRecorder;
-  /** Workers (`--concurrent-service-syncs`). */
-  workers: number;
-  /** Set in a dry run: cloud calls are described there and never sent. */
-  dryRun?: DryRunReport;
-  /** Least time between polls of provisioning load balancers (default 1 s). */
-  provisioningPollMs?: number;
-  /** Drift check period in steady state (`--load-balancer-drift-period`, default 10 min). */
-  driftCheckMs?: number;
-  /** How long a member the load balancer loses drains with weight 0 (`--member-drain-period`; default 0: at once). */
-  memberDrainMs?: number;
-  /** Window that gathers a burst of node changes into one update (default 1 s). */
-  nodeBatchMs?: number;
-  /** Error backoff base (default 5 s). */
-  retryBaseMs?: number;
-  /** Metrics. */
-  metrics?: MetricsRegistry;
-  /** Nodes holding ready endpoints of each Service, for `externalTrafficPolicy: Local` (all nodes without it). */
-  endpoints?: ReadyEndpoints;
-  /** Window that gathers endpoint moves of a Local Service into one member update (default 1 s). */
-  endpointBatchMs?: number;
-}
 
 /** What a pass found for the Service's Ready condition (set by the step that knows it). */
 interface PassReport {
   state?: ReadyState;
-}
-
-/** What the apply step works on: the plan, and the load balancer it changes or the placement of a new one. */
-interface PlannedPass {
-  plan: LoadBalancerPlan;
-  current?: LoadBalancer;
-  placement?: Placement;
 }
 
 function keyOf(service: { namespace: string; name: string }): string {
@@ -147,6 +78,7 @@ export class ServiceController {
   readonly #readiness: ServiceReadiness;
   readonly #edge: ServiceEdge;
   readonly #cleanup: ServiceCleanup;
+  readonly #applier: ServiceApply;
   readonly #send: CloudCallSender;
   /** Services whose next pass reads the real load balancer (the Service changed since its last read). */
   readonly #readNext = new Set<string>();
@@ -199,6 +131,15 @@ export class ServiceController {
       leaveEdge: (service, edgeId) => this.#edge.leave(service, edgeId),
       deletePollMs: options.provisioningPollMs ?? 2_000,
       onGone: (key) => this.#readNext.delete(key),
+    });
+    this.#applier = new ServiceApply({
+      writes: options.writes,
+      directory: this.#directory,
+      tracker: this.#tracker,
+      reporter: this.#reporter,
+      send: this.#send,
+      driftCheckMs: this.#driftMs,
+      dryRun: options.dryRun !== undefined,
     });
     this.#edge = new ServiceEdge({
       cloud: options.cloud,
@@ -380,7 +321,7 @@ export class ServiceController {
         o.dryRun.note("service", intent.key, `adopt load balancer ${found.lb.id} (${found.lb.name}); no change`);
       }
       // 6. Apply.
-      const result = await this.#apply(service, intent, { plan, current: found?.lb, placement });
+      const result = await this.#applier.apply(service, intent, { plan, current: found?.lb, placement });
       // Members draining: remembered once sent, and a pass is due when the first drain ends.
       if (plan.drain.draining.size > 0) this.#drains.set(intent.key, plan.drain.draining);
       else this.#drains.delete(intent.key);
@@ -405,61 +346,6 @@ export class ServiceController {
       mayExist: service.finalizers.includes(FINALIZER),
       fresh,
     });
-  }
-
-  async #apply(
-    service: SlimService,
-    intent: ServiceIntent,
-    pass: PlannedPass,
-  ): Promise<{ result: ReconcileResult; state: ReadyState }> {
-    const o = this.#o;
-    const { plan, placement } = pass;
-    this.#reporter.planned(service, plan.events, "before");
-    if (plan.calls.length > 0 || plan.ingress) await setServiceFinalizer(o.writes, service, FINALIZER, true);
-    let result;
-    try {
-      result = await this.#send(intent.key, plan.calls, {
-        current: pass.current,
-        onCreated: (lb) => this.#directory.remember(intent.key, lb, { document: "none" }),
-      });
-    } catch (cause) {
-      // Whatever failed (a 404 above all), the next pass reads the real load balancer.
-      this.#directory.invalidate(intent.key);
-      if (cause instanceof CloudApiError && cause.reason?.startsWith("idempotency_key_")) {
-        this.#directory.markUncertain(intent.key);
-      }
-      throw this.#reporter.failed(service, plan.membersOnly ? "update" : "ensure", cause);
-    }
-    const lb = result.loadBalancer;
-    if (lb && !o.dryRun) this.#directory.remember(intent.key, lb, { document: "written" });
-    if (result.created && lb && placement) {
-      log.info(0, "created load balancer", {
-        service: intent.key,
-        loadBalancer: lb.id,
-        zone: lb.zone,
-        highAvailability: placement.create.high_availability !== false,
-        publicIPv4: intent.settings.ipv4,
-      });
-      if (placement.singleReason) {
-        this.#reporter.provider(
-          service,
-          "Normal",
-          "SingleNodeLoadBalancer",
-          singleNodeMessage(lb.id, placement.singleReason),
-        );
-      }
-    }
-    if (plan.ingress) await writeServiceIngress(o.writes, service, plan.ingress);
-    this.#reporter.planned(service, plan.events, "after");
-    const id = lb?.id ?? pass.current?.id ?? "";
-    const addresses = (plan.ingress ?? service.ingress).flatMap((i) => (i.ip ? [i.ip] : []));
-    const state = plan.served || (o.dryRun && addresses.length > 0)
-      ? servingState(`load balancer ${id}`, addresses)
-      : notReady("Creating", `load balancer ${id || intent.loadBalancerName} is being created`);
-    if (plan.served || o.dryRun || !lb) return { result: { requeueAfterMs: this.#driftMs }, state };
-    this.#tracker.track(lb.id, intent.key);
-    // The tracker writes the address; this is only the fallback if it never reports.
-    return { result: { requeueAfterMs: 60_000 }, state };
   }
 
   /** The tracker saw the Service's load balancer get its address: write it now, outside the queue. */
