@@ -18,12 +18,7 @@ import { AnkraCloudClient } from "./cloud/client.ts";
 import type { Config } from "./config.ts";
 import { KubeClient } from "./kube/client.ts";
 import { Informer } from "./kube/informer.ts";
-import {
-  inClusterConfig,
-  InsecureKubeconfigError,
-  type KubeConnectionConfig,
-  loadKubeconfigFile,
-} from "./kube/kubeconfig.ts";
+import { InsecureKubeconfigError, kubeConnection, type KubeConnectionConfig } from "./kube/kubeconfig.ts";
 import type { SlimNode, SlimService } from "./kube/slim.ts";
 import { nodeInformer, serviceInformer } from "./kube/cluster_informers.ts";
 import * as log from "./log.ts";
@@ -63,12 +58,6 @@ export interface Controller {
 
 /** Builds the controllers selected by the configuration. */
 export type ControllerFactory = (context: ControllerContext) => Controller[];
-
-/** Resolves where the API server is: `--kubeconfig`, else in-cluster; `--master` overrides the server. */
-export async function kubeConnection(config: Config): Promise<KubeConnectionConfig> {
-  const connection = config.kubeconfig ? await loadKubeconfigFile(config.kubeconfig) : inClusterConfig();
-  return config.master ? { ...connection, server: config.master.replace(/\/+$/, "") } : connection;
-}
 
 /** The process's metrics registry with process-level gauges. */
 export function processMetrics(): MetricsRegistry {

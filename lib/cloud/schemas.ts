@@ -19,8 +19,6 @@ export const ProblemSchema = v.object({
   detail: v.optional(v.string()),
   reason: v.optional(v.string()),
 });
-/** An RFC 7807 problem document. */
-export type Problem = v.InferOutput<typeof ProblemSchema>;
 
 /** `Labels`: string values by key. */
 export const LabelsSchema = v.record(v.string(), v.string());
@@ -324,6 +322,3 @@ export const RESPONSE_SCHEMAS = {
   get_operation: envelopeSchema("operation", OperationSchema),
   get_quotas: QuotaSchema,
 } as const;
-
-/** Names of the operations with a JSON answer. */
-export type OperationId = keyof typeof RESPONSE_SCHEMAS;

@@ -17,7 +17,7 @@
  */
 import { AnkraCloudClient } from "../cloud/client.ts";
 import { type Command, type Config, resolveCommand } from "../config.ts";
-import { kubeConnection } from "../controller_manager.ts";
+import { kubeConnection } from "../kube/kubeconfig.ts";
 import { causeChain } from "../error_text.ts";
 import { KubeClient } from "../kube/client.ts";
 import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";

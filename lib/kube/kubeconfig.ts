@@ -279,3 +279,14 @@ export function inClusterConfig(
     source: "in-cluster service account",
   };
 }
+
+/**
+ * Where the API server is for a command line: `--kubeconfig`, else in-cluster; `--master` overrides the server. (The
+ * controller and the doctor both call this; it lives here so the doctor loads no controller code.)
+ */
+export async function kubeConnection(
+  config: { kubeconfig?: string; master?: string },
+): Promise<KubeConnectionConfig> {
+  const connection = config.kubeconfig ? await loadKubeconfigFile(config.kubeconfig) : inClusterConfig();
+  return config.master ? { ...connection, server: config.master.replace(/\/+$/, "") } : connection;
+}
