@@ -14,6 +14,7 @@
  */
 import * as log from "../log.ts";
 import { registerSecret } from "../log.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** The token the transport sends, and how to look for a newer one. */
 export interface TokenSource {
@@ -111,7 +112,7 @@ export class TokenFile implements TokenSource {
     this.#options = options;
     this.#readFile = options.readFile ?? Deno.readTextFile;
     registerSecret(initial);
-    const period = options.pollIntervalMs ?? 10_000;
+    const period = options.pollIntervalMs ?? DEFAULTS.tokenFilePollMs;
     if (period > 0) {
       const timer = setInterval(() => void this.refresh(), period);
       Deno.unrefTimer(timer);
@@ -196,7 +197,7 @@ export class TokenFile implements TokenSource {
       try {
         for await (const _event of this.#watcher!) {
           clearTimeout(this.#settle);
-          this.#settle = setTimeout(() => void this.refresh(), this.#options.settleMs ?? 100);
+          this.#settle = setTimeout(() => void this.refresh(), this.#options.settleMs ?? DEFAULTS.tokenFileSettleMs);
         }
       } catch { /* closed */ }
     })();

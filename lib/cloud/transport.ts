@@ -35,6 +35,7 @@ import { AnswerTooLargeError, mayExceedJsonValues } from "../runtime/bounded_bod
 import { causeChain } from "../error_text.ts";
 import { systemCaCertificates } from "../tls.ts";
 import { fixedToken, TokenFile, type TokenSource } from "./token_source.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Retry limits. */
 export interface RetryPolicy {
@@ -291,7 +292,7 @@ export class CloudTransport {
     };
     if (spec.body !== undefined) headers["content-type"] = "application/json";
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
-    const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? 30_000);
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? DEFAULTS.cloudRequestTimeoutMs);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
     const started = performance.now();
     let response: Response | undefined;
@@ -341,7 +342,7 @@ export class CloudTransport {
       status,
       reason: problem?.reason,
       detail: problem?.detail ?? problem?.title ?? (text.length < 200 ? text.trim() || undefined : undefined),
-      retryAfterMs: status === 429 ? (retryAfterMs ?? 1000) : retryAfterMs,
+      retryAfterMs: status === 429 ? (retryAfterMs ?? DEFAULTS.rateLimitedWaitMs) : retryAfterMs,
     });
   }
 

@@ -17,6 +17,7 @@ import { isNotFound } from "../cloud/errors.ts";
 import * as log from "../log.ts";
 import { matchServer, type ServerMatch } from "../provider/server_match.ts";
 import { abortableSleep } from "../runtime/abort.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Options of {@linkcode CloudView}. */
 export interface CloudViewOptions {
@@ -66,9 +67,9 @@ export class CloudView {
   constructor(cloud: AnkraCloudClient, options: CloudViewOptions = {}) {
     this.#cloud = cloud;
     this.#options = {
-      refreshPeriodMs: options.refreshPeriodMs ?? 60_000,
-      minRefreshIntervalMs: options.minRefreshIntervalMs ?? 5_000,
-      confirmAfterMs: options.confirmAfterMs ?? 10_000,
+      refreshPeriodMs: options.refreshPeriodMs ?? DEFAULTS.serverListPeriodMs,
+      minRefreshIntervalMs: options.minRefreshIntervalMs ?? DEFAULTS.serverListMinIntervalMs,
+      confirmAfterMs: options.confirmAfterMs ?? DEFAULTS.serverGoneConfirmMs,
     };
   }
 

@@ -11,6 +11,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { isKubeError } from "../kube/errors.ts";
 import * as log from "../log.ts";
 import { abortableSleep } from "../runtime/abort.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** The path of the namespace whose UID identifies the cluster. */
 export const KUBE_SYSTEM_PATH = "/api/v1/namespaces/kube-system";
@@ -55,7 +56,7 @@ export class ClusterUid {
   }
 
   async #read(signal: AbortSignal): Promise<string> {
-    let delay = this.#options.retryBaseMs ?? 1_000;
+    let delay = this.#options.retryBaseMs ?? DEFAULTS.clusterUidRetryBaseMs;
     let warned = false;
     for (;;) {
       try {
@@ -76,7 +77,7 @@ export class ClusterUid {
           warned = true;
         }
         await abortableSleep(delay, signal);
-        delay = Math.min(delay * 2, this.#options.maxDelayMs ?? 30_000);
+        delay = Math.min(delay * 2, this.#options.maxDelayMs ?? DEFAULTS.clusterUidRetryMaxMs);
       }
     }
   }

@@ -22,6 +22,7 @@ import {
 import type { DryRunReport } from "../runtime/dry_run.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import type { PlacementFacts } from "./placement_facts.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Where a new load balancer goes, and why it is a single VM when it is one. */
 export interface Placement {
@@ -46,7 +47,7 @@ export interface PlacedMembers {
 }
 
 /** When a Service whose nodes have no address on its network is looked at again (a server may be attached). */
-const NETWORK_RECHECK_MS = 30_000;
+const NETWORK_RECHECK_MS = DEFAULTS.networkRecheckMs;
 /** The second look after a failed decision reads the networks again (a node's server may have joined since). */
 const NETWORK_FRESH_MS = 0;
 

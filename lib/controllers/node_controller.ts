@@ -40,6 +40,7 @@ import { whenAborted } from "../runtime/abort.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { WorkQueue } from "../runtime/work_queue.ts";
 import type { CloudView } from "./cloud_view.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Options of {@linkcode NodeController}. */
 export interface NodeControllerOptions {
@@ -80,7 +81,7 @@ export class NodeController {
     this.#queue = new WorkQueue({
       name: "cloud-node",
       concurrency: options.workers,
-      baseDelayMs: options.retryBaseMs ?? 5_000,
+      baseDelayMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
       metrics: options.metrics,
     });
   }

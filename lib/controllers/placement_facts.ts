@@ -10,6 +10,7 @@
  */
 import type { AnkraCloudClient, Network, ZoneCapabilities } from "../cloud/client.ts";
 import { CloudApiError, isNotFound } from "../cloud/errors.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Options of {@linkcode PlacementFacts}. */
 export interface PlacementFactsOptions {
@@ -40,7 +41,7 @@ export class PlacementFacts {
   /** Creates an empty cache. */
   constructor(cloud: AnkraCloudClient, options: PlacementFactsOptions = {}) {
     this.#cloud = cloud;
-    this.#ttlMs = options.ttlMs ?? 600_000;
+    this.#ttlMs = options.ttlMs ?? DEFAULTS.placementFactsTtlMs;
   }
 
   #fresh<T>(cached: Cached<T> | undefined, freshness: Freshness): cached is Cached<T> {

@@ -14,6 +14,7 @@ import * as log from "../log.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";
 import { loadBalancerIngress } from "../provider/service_ingress.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Options of {@linkcode ProvisioningTracker}. */
 export interface ProvisioningTrackerOptions {
@@ -62,7 +63,7 @@ export class ProvisioningTracker {
   }
 
   #interval(): number {
-    const minimum = this.#options.minPollMs ?? 1_000;
+    const minimum = this.#options.minPollMs ?? DEFAULTS.provisioningPollMs;
     const budget = this.#cloud.budget;
     if (budget.plentyLeft || !budget.apiLimit) return minimum;
     return Math.max(minimum, Math.min(60_000 / (budget.apiLimit * 0.05), 15_000));

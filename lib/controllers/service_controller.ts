@@ -49,6 +49,7 @@ import { ServiceApply } from "./service_apply.ts";
 import { DEFAULT_DRIFT_CHECK_MS, type ServiceControllerOptions } from "./service_controller_options.ts";
 import { failedState, ServiceReadiness } from "./service_readiness.ts";
 import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 export { DEFAULT_DRIFT_CHECK_MS, FINALIZER };
 export type { ServiceControllerOptions };
@@ -95,7 +96,7 @@ export class ServiceController {
     this.#queue = new WorkQueue({
       name: "service",
       concurrency: options.workers,
-      baseDelayMs: options.retryBaseMs ?? 5_000,
+      baseDelayMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
       metrics: options.metrics,
     });
     this.#directory = new LoadBalancerDirectory(options.cloud, {
@@ -129,7 +130,7 @@ export class ServiceController {
       writes: options.writes,
       clusterName: options.clusterName,
       leaveEdge: (service, edgeId) => this.#edge.leave(service, edgeId),
-      deletePollMs: options.provisioningPollMs ?? 2_000,
+      deletePollMs: options.provisioningPollMs ?? DEFAULTS.provisioningPollMs,
       onGone: (key) => this.#readNext.delete(key),
     });
     this.#applier = new ServiceApply({
@@ -154,7 +155,7 @@ export class ServiceController {
           name: intent.loadBalancerName,
         }),
       driftCheckMs: this.#driftMs,
-      provisioningPollMs: options.provisioningPollMs ?? 2_000,
+      provisioningPollMs: options.provisioningPollMs ?? DEFAULTS.provisioningPollMs,
     });
     options.metrics?.gauge(
       "ankra_ccm_load_balancers_provisioning",
@@ -184,7 +185,7 @@ export class ServiceController {
       const service = services.store.get(key);
       if (signal.aborted || !service || !isLocalTraffic(service)) return;
       if (wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) {
-        this.#queue.addAfter(key, this.#o.endpointBatchMs ?? 1_000);
+        this.#queue.addAfter(key, this.#o.endpointBatchMs ?? DEFAULTS.endpointBatchMs);
       }
     });
     services.onChange((change) => {
@@ -200,7 +201,7 @@ export class ServiceController {
       if (change.type === "updated" && !nodeChangeMatters(change.old, change.object)) return;
       for (const service of services.store.list()) {
         if (wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) {
-          this.#queue.addAfter(keyOf(service), this.#o.nodeBatchMs ?? 1_000);
+          this.#queue.addAfter(keyOf(service), this.#o.nodeBatchMs ?? DEFAULTS.nodeBatchMs);
         }
       }
     });

@@ -53,6 +53,7 @@ import {
   UPSTREAM_CLOUD_CONTROLLER_LEASE,
 } from "./facts.ts";
 import { matchedServers, matchNodes, zonesToCheck } from "./placement_checks.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Classifies a failed request by its cause chain's text. */
 export function classifyUnreachable(text: string, timedOut: boolean): UnreachableKind {
@@ -93,7 +94,7 @@ export async function checkReachable(url: string, options: ReachabilityOptions =
   } catch (cause) {
     return { ok: false, url, kind: "tls", message: `the certificates cannot be used: ${redact(causeChain(cause))}` };
   }
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? 15_000);
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULTS.doctorReadTimeoutMs);
   try {
     const response = await fetch(url, {
       headers: { accept: "application/json", "user-agent": USER_AGENT },

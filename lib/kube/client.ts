@@ -28,6 +28,7 @@ import { decodeListStream, ListTooLargeError } from "./list_stream.ts";
 import { causeChain } from "../error_text.ts";
 import { errorFromAnswer, KubeApiError } from "./errors.ts";
 import { type WatchEvent, watchEvents } from "./watch_events.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** A rate limiter a request waits for before it is sent. */
 export interface RequestLimiter {
@@ -102,7 +103,7 @@ export class KubeClient {
     this.config = config;
     this.#credentials = new CredentialSource(config.auth);
     this.#budget = new TokenBucket({ requestsPerMinute: (options.qps ?? 20) * 60, burst: options.burst ?? 30 });
-    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULTS.kubeRequestTimeoutMs;
     this.#watchIdleGraceMs = options.watchIdleGraceMs;
     this.#client = this.#makeClient(config.clientCert);
     this.#requests = options.metrics?.counter(
@@ -164,7 +165,7 @@ export class KubeClient {
           continue;
         }
         if (cause.kind === "too_many_requests" && attempt <= 3) {
-          await abortableSleep(cause.retryAfterMs ?? 1000, options.signal);
+          await abortableSleep(cause.retryAfterMs ?? DEFAULTS.rateLimitedWaitMs, options.signal);
           continue;
         }
         throw cause;
@@ -236,7 +237,7 @@ export class KubeClient {
       limiter?: RequestLimiter;
     } = {},
   ): Promise<ListResult<T>> {
-    const limit = options.limit ?? 500;
+    const limit = options.limit ?? DEFAULTS.kubeListPageItems;
     const items: T[] = [];
     let continueToken: string | undefined;
     let resourceVersion = "";
@@ -283,7 +284,7 @@ export class KubeClient {
   ): Promise<string> {
     let continueToken: string | undefined;
     let resourceVersion = "";
-    const limit = options.limit ?? 500;
+    const limit = options.limit ?? DEFAULTS.kubeListPageItems;
     do {
       await this.#budget.acquire(options.signal);
       const headers = await this.#prepare();
@@ -347,7 +348,7 @@ export class KubeClient {
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const connectTimeout = setTimeout(() => controller.abort(new Error("watch connect timeout")), this.#timeoutMs);
-    const timeoutSeconds = options.timeoutSeconds ?? 300;
+    const timeoutSeconds = options.timeoutSeconds ?? DEFAULTS.kubeWatchTimeoutSeconds;
     const idle = watchIdleTimer(timeoutSeconds * 1000 + (this.#watchIdleGraceMs ?? WATCH_IDLE_GRACE_MS), controller);
     let reader: ReadableStreamDefaultReader<string> | undefined;
     const cancelReader = () => reader?.cancel().catch(() => {});

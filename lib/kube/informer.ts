@@ -15,6 +15,7 @@ import { abortableSleep } from "../runtime/abort.ts";
 import type { KubeClient } from "./client.ts";
 import { isKubeError } from "./errors.ts";
 import { sameExceptVersion } from "./slim.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** A change of one object in the store. */
 export type StoreChange<S> =
@@ -191,7 +192,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
     // Each item is slimmed as it is decoded: the raw page is never held.
     const resourceVersion = await this.#options.client.listEach(
       this.#options.path,
-      { limit: this.#options.pageSize ?? 100, signal },
+      { limit: this.#options.pageSize ?? DEFAULTS.informerPageItems, signal },
       (raw) => {
         const object = this.#options.slim(raw as R);
         seen.add(this.#options.keyOf(object));

@@ -9,6 +9,9 @@
 import { causeChain } from "../error_text.ts";
 import { KubeApiError, kubeErrorKind } from "./errors.ts";
 
+/** The status of a watch error that carries none: a server error (retried). */
+const UNKNOWN_STATUS = 500;
+
 /** The longest event line read: 8 Mi characters (etcd keeps objects below 1.5 MiB). */
 export const EVENT_LIMIT_CHARS = 8 * 1024 * 1024;
 
@@ -57,7 +60,7 @@ export async function* watchEvents<T>(
       if (event.type === "ERROR") {
         const status = event.object as { code?: number; reason?: string; message?: string };
         throw new KubeApiError(
-          kubeErrorKind(status.code ?? 500),
+          kubeErrorKind(status.code ?? UNKNOWN_STATUS),
           `WATCH ${path}: ${status.message ?? "error event"}`,
           { status: status.code, reason: status.reason },
         );

@@ -12,6 +12,7 @@ import { edgeMemberName } from "./load_balancer_names.ts";
 import { passEvents, type PlannedEvent } from "./load_balancer_plan.ts";
 import { type Ingress, sameIngress } from "./service_ingress.ts";
 import type { ServiceIntent } from "./service_plan.ts";
+import { DEFAULT_WEIGHT } from "./member_drain.ts";
 
 /** The member list to send, or the conflict that prevents it. */
 export type EdgeMembersPlan =
@@ -25,13 +26,13 @@ export function asEdgeInput(member: Edge["members"][number]): EdgeMemberInput {
     frontend_port: member.frontend_port,
     address: member.address,
     port: member.port,
-    weight: member.weight ?? 100,
+    weight: member.weight ?? DEFAULT_WEIGHT,
     enabled: member.enabled ?? true,
   };
 }
 
 function key(m: EdgeMemberInput): string {
-  return [m.name, m.frontend_port, m.address, m.port, m.weight ?? 100, m.enabled ?? true].join("|");
+  return [m.name, m.frontend_port, m.address, m.port, m.weight ?? DEFAULT_WEIGHT, m.enabled ?? true].join("|");
 }
 
 /** The edge's new member list with this Service's `wanted` members (named with `prefix`). */

@@ -13,6 +13,7 @@
 import * as log from "../log.ts";
 import type { MetricsRegistry } from "./metrics.ts";
 import { WaitingForUser } from "./waiting_for_user.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** What a handler returns: nothing (done) or when to look again. */
 export type ReconcileResult = void | { requeueAfterMs: number };
@@ -61,8 +62,8 @@ export class WorkQueue {
     this.#options = {
       name: options.name,
       concurrency: options.concurrency ?? 1,
-      baseDelayMs: options.baseDelayMs ?? 5_000,
-      maxDelayMs: options.maxDelayMs ?? 300_000,
+      baseDelayMs: options.baseDelayMs ?? DEFAULTS.retryBaseMs,
+      maxDelayMs: options.maxDelayMs ?? DEFAULTS.retryMaxMs,
     };
     const m = options.metrics;
     if (m) {
