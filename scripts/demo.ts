@@ -1,7 +1,10 @@
 /**
  * The local demo: a real Kubernetes control plane, the Ankra Cloud simulator with a zone, a network and two servers,
  * the controller, two nodes registered as kubelets with `--cloud-provider=external` register them, and a
- * LoadBalancer Service — with a short timeline of what happens. Then it waits for Ctrl-C.
+ * LoadBalancer Service — with a short timeline of what happens. The simulator's data plane runs in `loopback` mode:
+ * the servers' network is inside 127.0.0.0/8, each Node runs a small echo server on the Service's node port, and the
+ * timeline ends with a request to the Service's published IPv4 answered by a Node through the load balancer (the
+ * demo prints the `curl` to repeat it). Then it waits for Ctrl-C.
  *
  *     source scripts/env.sh && deno task demo
  *
@@ -10,7 +13,7 @@
  * keeps on purpose is the controller's log, whose path it prints. The servers and the controller run in their own
  * process groups, so the terminal's Ctrl-C reaches only the demo, which stops them in order.
  *
- * `DEMO_EXIT_WHEN_READY=1` ends the demo once the Service has its address (used by a test).
+ * `DEMO_EXIT_WHEN_READY=1` ends the demo once a request through the Service's address is answered (used by a test).
  *
  * @module
  */
@@ -21,6 +24,8 @@ import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 import { parseSeed } from "../simulator/seed.ts";
 
 const TOKEN = "act_local-demo-token-" + crypto.randomUUID().slice(0, 8);
+/** The Service's port: above 1024, so the loopback data plane binds it without privileges. */
+const SERVICE_PORT = 8080;
 const started = performance.now();
 
 function say(text: string): void {
@@ -50,6 +55,7 @@ async function unlessStopped<T>(work: Promise<T>): Promise<T | undefined> {
 let plane: ControlPlane | undefined;
 let simulator: RunningSimulator | undefined;
 let controller: Deno.ChildProcess | undefined;
+const echoServers: Deno.HttpServer[] = [];
 let planeStarting: Promise<ControlPlane> | undefined;
 const logPath = await Deno.makeTempFile({ prefix: "ankra-cloud-ccm-demo-", suffix: ".log" });
 let ready = false;
@@ -66,10 +72,17 @@ try {
   say(`Kubernetes API ready at ${plane.url}`);
   simulator = await startSimulator({
     seed: parseSeed({
-      settings: { load_balancer_create_delay_ms: 4000, edge_sync_delay_ms: 1000 },
+      settings: { load_balancer_create_delay_ms: 4000, edge_sync_delay_ms: 1000, data_plane: "loopback" },
       tokens: [{ token: TOKEN, scope: "read_write" }],
       zones: [{ name: "de-fsn1", region: "eu-central", display_name: "Falkenstein 1", compute_nodes: 2 }],
-      networks: [{ id: "net-demo", name: "demo", zone: "de-fsn1", cidr: "10.0.0.0/16", ula_prefix: "fd64:d:0:1::/64" }],
+      // Inside 127.0.0.0/8: the Nodes' addresses are local, so the load balancer's connections reach their echo servers.
+      networks: [{
+        id: "net-demo",
+        name: "demo",
+        zone: "de-fsn1",
+        cidr: "127.10.0.0/16",
+        ula_prefix: "fd64:d:0:1::/64",
+      }],
       servers: ["worker-1", "worker-2"].map((hostname) => ({
         hostname,
         zone: "de-fsn1",
@@ -78,7 +91,10 @@ try {
       })),
     }),
   });
-  say(`Ankra Cloud simulator at ${simulator.url} (control API ${simulator.url}/_simulator/state)`);
+  say(
+    `Ankra Cloud simulator at ${simulator.url} (control API ${simulator.url}/_simulator/state), its load balancers ` +
+      `carrying traffic on loopback (public IPv4 from ${simulator.sim.world.settings.loopback_ipv4_range})`,
+  );
   const log = await Deno.open(logPath, { write: true, append: true });
   controller = new Deno.Command(Deno.execPath(), {
     args: [
@@ -111,15 +127,39 @@ try {
     await kubeOk(plane, "POST", "/api/v1/nodes", { body: kubeletNode(name) });
   }
   say("nodes worker-1 and worker-2 registered as kubelets with --cloud-provider=external do (uninitialized taint)");
-  await kubeOk(plane, "POST", "/api/v1/namespaces/default/services", {
-    body: {
-      metadata: { name: "web" },
-      spec: { type: "LoadBalancer", selector: { app: "web" }, ports: [{ name: "http", port: 80, targetPort: 8080 }] },
+  const created = await kubeOk<{ spec: { ports: { nodePort: number }[] } }>(
+    plane,
+    "POST",
+    "/api/v1/namespaces/default/services",
+    {
+      body: {
+        metadata: { name: "web", annotations: { "load-balancer.ankra.cloud/ipv4": "true" } },
+        spec: {
+          type: "LoadBalancer",
+          selector: { app: "web" },
+          ports: [{ name: "http", port: SERVICE_PORT, targetPort: 8080 }],
+        },
+      },
     },
-  });
-  say("Service default/web of type LoadBalancer created");
+  );
+  const nodePort = created.spec.ports[0].nodePort;
+  say(`Service default/web of type LoadBalancer created (port ${SERVICE_PORT}, node port ${nodePort})`);
+  for (const server of simulator.sim.world.servers.values()) {
+    const address = server.interfaces[0].address;
+    echoServers.push(
+      Deno.serve({ hostname: address, port: nodePort, onListen: () => {} }, (_request, info) =>
+        new Response(
+          `hello from ${server.hostname} (${address}:${nodePort}); the load balancer connected from ` +
+            `${info.remoteAddr.hostname}\n`,
+        )),
+    );
+  }
+  say(`an echo server on each node's address at the node port ${nodePort} (worker-1, worker-2)`);
 
   const seen = new Set<string>();
+  let published: string | undefined;
+  let answered = false;
+  let readyAt = 0;
   const once = (key: string, text: string) => {
     if (!seen.has(key)) {
       seen.add(key);
@@ -151,6 +191,8 @@ try {
     const ips = service.status.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
     if (ips.length > 0 && !ready) {
       ready = true;
+      readyAt = performance.now();
+      published = ips.find((ip) => !ip.includes(":"));
       say(`Service default/web has its address: ${ips.join(", ")}`);
       const events = await kubeOk<{ items: { type: string; reason: string }[] }>(
         plane,
@@ -159,8 +201,24 @@ try {
       );
       const warnings = events.items.filter((e) => e.type === "Warning").map((e) => e.reason);
       say(warnings.length ? `Warnings on the way: ${warnings.join(", ")}` : "no Warning events on the way");
+    }
+    // The request goes once both members are up (or after 30 s, to show why it fails).
+    const waited = performance.now() - readyAt > 30_000;
+    if (ready && !answered && (!published || waited || await membersUp(simulator))) {
+      answered = true;
+      const url = `http://${published}:${SERVICE_PORT}/`;
+      if (!published) say("the Service has no IPv4 address: the loopback data plane serves IPv4 only");
+      else {
+        try {
+          const text = (await (await fetch(url)).text()).trim();
+          say(`request to ${url} answered through the load balancer: ${text}`);
+        } catch (cause) {
+          say(`request to ${url} failed: ${(cause as Error).message} (see ${simulator.url}/_simulator/state)`);
+        }
+      }
       console.log(
         `\nExplore (the kubectl the demo built):\n` +
+          (published ? `  curl ${url}                 # answered by a Node through the load balancer\n` : "") +
           `  ${binDir}/kubectl --kubeconfig ${plane.kubeconfigPath} get nodes,services -o wide\n` +
           `  ${binDir}/kubectl --kubeconfig ${plane.kubeconfigPath} get events\n` +
           `  curl ${simulator.url}/_simulator/state\n` +
@@ -181,12 +239,22 @@ try {
     } catch { /* already gone */ }
     await controller.status;
   }
+  await Promise.all(echoServers.map((server) => server.shutdown().catch(() => {})));
   await simulator?.stop().catch(() => {});
   plane ??= await planeStarting?.catch(() => undefined);
   await plane?.stop().catch(() => {});
   Deno.removeSignalListener("SIGINT", onSignal);
   Deno.removeSignalListener("SIGTERM", onSignal);
 }
+/** True when the demo's load balancer has members on both Nodes and the data plane counts them up. */
+async function membersUp(running: RunningSimulator): Promise<boolean> {
+  const state = await (await fetch(`${running.url}/_simulator/state`)).json() as {
+    load_balancers: { backends: { members: { health: string | null }[] }[] }[];
+  };
+  const members = state.load_balancers.flatMap((lb) => lb.backends.flatMap((b) => b.members));
+  return members.length === 2 && members.every((m) => m.health === "up");
+}
+
 if (failure) {
   console.error(`demo failed: ${failure instanceof Error ? failure.message : failure}`);
   console.error(`the controller's log: ${logPath}`);

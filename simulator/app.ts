@@ -3,7 +3,7 @@
  * rate limits, idempotency, envelopes and problem documents (one router per resource under `simulator/routes/`, each
  * operation answered through the pipeline of `simulator/operation_route.ts`); and a control API under `/_simulator`
  * for tests and demos (servers, settings, faults, request log, counters, reset). The control API has no
- * authentication: bind the simulator to loopback.
+ * authentication: bind the simulator to loopback. After every request the data plane, if any, follows the world.
  *
  * @module
  */
@@ -23,6 +23,10 @@ import type { Simulator } from "./simulator.ts";
 /** Builds the hono app for `sim`: the routers mounted, 404 for any other route, 500 for an unexpected error. */
 export function simulatorApp(sim: Simulator): Hono {
   const app = new Hono();
+  app.use(async (_c, next) => {
+    await next();
+    sim.dataPlane?.wake();
+  });
   const customerApi = [
     serversRouter,
     zonesRouter,

@@ -7,7 +7,9 @@
  * while `creating` (stored and applied once running) but not while `deleting` (409); deleting a load balancer that
  * is already `deleting` answers 202 with the running operation; names of load balancers are unique per account on
  * rename (409) but not enforced on create; backend and frontend names and frontend ports are unique per load
- * balancer (409).
+ * balancer (409); with seeded `certificates`, a frontend naming an id that is not among them is a 400 naming the field.
+ * Without a data plane a change is applied at once; with one, the data plane reports it applied once its listeners
+ * follow it ({@linkcode LoadBalancers.markApplied}).
  *
  * The stored shapes and the `LoadBalancer` document are in `load_balancer_state.ts`; the member address rule, shared
  * with edges, in `member_addresses.ts`.
@@ -40,14 +42,33 @@ import { checkMemberAddress } from "./member_addresses.ts";
 
 type Input<S extends v.GenericSchema> = v.InferOutput<S>;
 
+/** Options of {@linkcode LoadBalancers}. */
+export interface LoadBalancersOptions {
+  /**
+   * Who applies a configuration: `at_once` (no data plane: every change is applied when it is stored) or
+   * `data_plane` (a change stays unapplied until {@linkcode LoadBalancers.markApplied}).
+   */
+  appliedBy?: "at_once" | "data_plane";
+}
+
 /** Load balancer operations on a {@linkcode World}. */
 export class LoadBalancers {
   readonly #world: World;
+  readonly #appliedAtOnce: boolean;
   readonly items = new Map<string, LoadBalancerState>();
 
   /** Creates the service over `world`. */
-  constructor(world: World) {
+  constructor(world: World, options: LoadBalancersOptions = {}) {
     this.#world = world;
+    this.#appliedAtOnce = (options.appliedBy ?? "at_once") === "at_once";
+  }
+
+  /** Records that the load balancer's VMs run `generation` (the data plane's listeners follow it). */
+  markApplied(loadBalancerId: string, generation: number): void {
+    const lb = this.items.get(loadBalancerId);
+    if (lb && lb.state === "running" && generation <= lb.configuration_generation) {
+      lb.applied_generation = Math.max(lb.applied_generation, generation);
+    }
   }
 
   /** The load balancer or a 404. */
@@ -131,7 +152,7 @@ export class LoadBalancers {
         lb.public_ipv6_addresses = Array.from({ length: vms }, () => world.allocatePublicIpv6().address);
         if (lb.wants_ipv4) lb.public_ipv4 = world.allocatePublicIpv4();
         lb.state = "running";
-        lb.applied_generation = lb.configuration_generation;
+        if (this.#appliedAtOnce) lb.applied_generation = lb.configuration_generation;
         lb.active_operation = null;
       },
     });
@@ -175,7 +196,7 @@ export class LoadBalancers {
 
   #changed(lb: LoadBalancerState): void {
     lb.configuration_generation++;
-    if (lb.state === "running") lb.applied_generation = lb.configuration_generation;
+    if (lb.state === "running" && this.#appliedAtOnce) lb.applied_generation = lb.configuration_generation;
   }
 
   /** The backend of `lb` or a 404. */
@@ -249,6 +270,12 @@ export class LoadBalancers {
     if (body.redirect_to_https && (body.tls || backend.mode !== "http")) {
       throw badRequest("field redirect_to_https: only on a plain frontend of an http backend");
     }
+    const known = this.#world.certificates;
+    certificates.forEach((certificate, index) => {
+      if (known && !known.has(certificate)) {
+        throw badRequest(`field certificate_ids.${index}: the account has no certificate ${certificate}`);
+      }
+    });
     const used = new Set(lb.frontends.flatMap((f) => f.certificate_ids));
     for (const certificate of certificates) used.add(certificate);
     if (used.size > 16) throw badRequest("field certificate_ids: a load balancer uses at most 16 certificates");

@@ -1,10 +1,12 @@
 /**
  * The simulator's seed: the world it starts with (zones, networks, servers with their interfaces, edges, tokens,
- * quota and timings). JSON with the API's field names; documented in `docs/simulator.md`.
+ * certificates, quota, timings and the data plane). JSON with the API's field names; documented in
+ * `docs/simulator.md`.
  *
  * @module
  */
 import * as v from "valibot";
+import { parsePrefix } from "../lib/ip_address.ts";
 
 const id = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be an id of letters, digits, . _ -"));
 const hostname = v.pipe(
@@ -93,6 +95,22 @@ export const SeedEdgeSchema = v.strictObject({
   members: v.optional(v.array(SeedEdgeMemberSchema), []),
 });
 
+/** The data planes: `off` (nothing listens), `loopback` (unprivileged, 127.0.0.0/8) or `netns` (root, in a namespace). */
+export const DATA_PLANE_MODES = ["off", "loopback", "netns"] as const;
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/;
+const PEM_PRIVATE_KEY = /-----BEGIN (RSA |EC )?PRIVATE KEY-----[\s\S]+-----END (RSA |EC )?PRIVATE KEY-----/;
+
+/** A load balancer certificate of the account: what a TLS frontend's `certificate_ids` name (PEM; chain leaf first). */
+export const SeedCertificateSchema = v.strictObject({
+  id,
+  certificate_pem: v.pipe(v.string(), v.regex(PEM_CERTIFICATE, "must hold a PEM CERTIFICATE block")),
+  private_key_pem: v.pipe(
+    v.string(),
+    v.regex(PEM_PRIVATE_KEY, "must hold a PEM PRIVATE KEY block (PKCS#8, RSA or EC)"),
+  ),
+});
+
 /** Timings and limits. */
 export const SeedSettingsSchema = v.strictObject({
   load_balancer_quota: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 5),
@@ -105,6 +123,35 @@ export const SeedSettingsSchema = v.strictObject({
     v.picklist(["ok", "payment_method_required", "owner_approval_required", "account_suspended"]),
     "ok",
   ),
+  /** Whether load balancers and edges carry traffic (see `simulator/data_plane/`); fixed at start. */
+  data_plane: v.optional(v.picklist(DATA_PLANE_MODES), "off"),
+  /**
+   * The ranges public IPv4 addresses are allocated from, in order (default the documentation ranges 203.0.113.0/24,
+   * then 198.51.100.0/24), outside the `loopback` data plane; the `netns` data plane makes exactly these local. A
+   * harness that routes them into its namespaces chooses ranges its machine uses for nothing else.
+   */
+  public_ipv4_ranges: v.optional(
+    v.pipe(
+      v.array(v.pipe(
+        v.string(),
+        v.check(
+          (text) => parsePrefix(text)?.family === 4 && (parsePrefix(text)?.length ?? 0) <= 30,
+          "must be an IPv4 prefix, /30 or wider",
+        ),
+      )),
+      v.minLength(1, "must name at least one range"),
+    ),
+    ["203.0.113.0/24", "198.51.100.0/24"],
+  ),
+  /** The public IPv4 range of the `loopback` data plane (inside 127.0.0.0/8, /8 to /30); fixed at start. */
+  loopback_ipv4_range: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}\/([89]|[12]\d|30)$/, "must be a prefix inside 127.0.0.0/8, /8 to /30"),
+      v.check((text) => parsePrefix(text) !== undefined, "must be a prefix inside 127.0.0.0/8, /8 to /30"),
+    ),
+    "127.203.113.0/24",
+  ),
 });
 
 /** The seed document. */
@@ -115,12 +162,18 @@ export const SeedSchema = v.strictObject({
   networks: v.optional(v.array(SeedNetworkSchema), []),
   servers: v.optional(v.array(SeedServerSchema), []),
   edges: v.optional(v.array(SeedEdgeSchema), []),
+  /** The account's load balancer certificates; when present, a frontend naming another id is refused (400). */
+  certificates: v.optional(v.array(SeedCertificateSchema)),
 });
 
 /** A parsed seed. */
 export type Seed = v.InferOutput<typeof SeedSchema>;
 /** Settings of a parsed seed. */
 export type SimulatorSettings = v.InferOutput<typeof SeedSettingsSchema>;
+/** A certificate of a parsed seed. */
+export type SeedCertificate = v.InferOutput<typeof SeedCertificateSchema>;
+/** A data plane mode. */
+export type DataPlaneMode = (typeof DATA_PLANE_MODES)[number];
 /** A server of a parsed seed (also the control API's "add server" body). */
 export type SeedServer = v.InferOutput<typeof SeedServerSchema>;
 

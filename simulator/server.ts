@@ -1,9 +1,11 @@
 /**
- * Starts a simulator on a loopback port, in this process (tests, the demo) or as the `simulator` command.
+ * Starts a simulator on a loopback port, in this process (tests, the demo) or as the `simulator` command, with its
+ * data plane when the seed's `settings.data_plane` asks for one.
  *
  * @module
  */
 import { simulatorApp } from "./app.ts";
+import { DataPlane } from "./data_plane/data_plane.ts";
 import { defaultSeed, type Seed } from "./seed.ts";
 import { Simulator, type SimulatorOptions } from "./simulator.ts";
 
@@ -27,11 +29,19 @@ export interface StartSimulatorOptions extends SimulatorOptions {
   port?: number;
   /** TLS certificate and key (PEM) to serve HTTPS. */
   tls?: { cert: string; key: string };
+  /** Where the data plane's lines go (default standard error). */
+  dataPlaneLog?: (line: string) => void;
 }
 
-/** Starts a simulator and returns once it listens. */
-export function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
+/** Starts a simulator and returns once it listens (and its data plane serves the seeded world). */
+export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
   const sim = new Simulator(options.seed ?? defaultSeed(), options);
+  const mode = sim.world.settings.data_plane;
+  if (mode !== "off") {
+    const dataPlane = new DataPlane(sim, { mode, log: options.dataPlaneLog });
+    await dataPlane.start();
+    sim.dataPlane = dataPlane;
+  }
   const app = simulatorApp(sim);
   const listening = Promise.withResolvers<Deno.NetAddr>();
   const server = Deno.serve({
@@ -48,6 +58,7 @@ export function startSimulator(options: StartSimulatorOptions = {}): Promise<Run
       sim,
       async stop() {
         sim.shutdown.abort();
+        await sim.dataPlane?.stop();
         await server.shutdown();
       },
     };

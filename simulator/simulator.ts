@@ -1,9 +1,11 @@
 /**
  * Everything one simulator instance holds: the world and its load balancers and edges, scripted faults, the
- * idempotency store, the rate limiter, the request log and per-operation counters. Resettable to its seed.
+ * idempotency store, the rate limiter, the request log and per-operation counters, and the data plane when one runs.
+ * Resettable to its seed.
  *
  * @module
  */
+import type { DataPlane } from "./data_plane/data_plane.ts";
 import { Edges } from "./edges.ts";
 import { FaultPlan } from "./faults.ts";
 import { IdempotencyStore } from "./idempotency.ts";
@@ -71,6 +73,11 @@ export class Simulator {
   #seq = 0;
   /** Aborted when the simulator stops: hanging requests end. */
   readonly shutdown = new AbortController();
+  /**
+   * The data plane, when `settings.data_plane` is not `off` (set by `startSimulator`; a simulator made directly with
+   * such a seed has none, and its load balancers' changes stay unapplied).
+   */
+  dataPlane?: DataPlane;
 
   /** Creates a simulator from a parsed seed. */
   constructor(seed: Seed, options: SimulatorOptions = {}) {
@@ -83,7 +90,9 @@ export class Simulator {
   resetWorld(): void {
     const clock = this.#options.clock ?? Date.now;
     this.world = new World(structuredClone(this.#seed), { clock });
-    this.loadBalancers = new LoadBalancers(this.world);
+    this.loadBalancers = new LoadBalancers(this.world, {
+      appliedBy: this.world.settings.data_plane === "off" ? "at_once" : "data_plane",
+    });
     this.edges = new Edges(this.world);
     this.idempotency = new IdempotencyStore(() => this.world.now());
     this.rateLimiter = new RateLimiter(() => this.world.now(), () => this.world.settings.rate_limit_per_minute);

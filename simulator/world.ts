@@ -18,7 +18,7 @@ import {
   prefixContains,
 } from "../lib/ip_address.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
-import type { Seed, SeedServer, SimulatorSettings } from "./seed.ts";
+import type { Seed, SeedCertificate, SeedServer, SimulatorSettings } from "./seed.ts";
 import type {
   InterfaceState,
   NetworkState,
@@ -37,6 +37,8 @@ export class World {
   readonly servers = new Map<string, ServerState>();
   readonly operations = new Map<string, OperationState>();
   readonly tokens = new Map<string, TokenState>();
+  /** The account's load balancer certificates by id; undefined when the seed lists none (any id is accepted). */
+  readonly certificates: ReadonlyMap<string, SeedCertificate> | undefined;
   readonly #clock: () => number;
   #seq = 0;
   #ipv6Pool = 0;
@@ -46,6 +48,7 @@ export class World {
   constructor(seed: Seed, options: { clock?: () => number } = {}) {
     this.#clock = options.clock ?? Date.now;
     this.settings = { ...seed.settings } as SimulatorSettings;
+    this.certificates = seed.certificates ? new Map(seed.certificates.map((c) => [c.id, c])) : undefined;
     for (const token of seed.tokens) this.tokens.set(token.token, { token: token.token, scope: token.scope });
     for (const zone of seed.zones) {
       this.zones.set(zone.name, {
@@ -128,17 +131,38 @@ export class World {
     return { address: addressInPrefix(prefix, 1n).text, prefix: `${addressInPrefix(prefix, 0n).text}/64` };
   }
 
-  /** A fresh public IPv4 (documentation ranges 203.0.113.0/24, then 198.51.100.0/24). */
+  /**
+   * A fresh public IPv4: from `public_ipv4_ranges` in order (the documentation ranges 203.0.113.0/24, then
+   * 198.51.100.0/24, by default; each range's first and last address skipped); with the `loopback` data plane from
+   * `loopback_ipv4_range` (127.203.113.0/24 by default), so the address can be served on this machine.
+   */
   allocatePublicIpv4(): string {
-    const n = this.#ipv4Pool++;
-    if (n < 254) return `203.0.113.${n + 1}`;
-    if (n < 508) return `198.51.100.${n - 253}`;
+    if (this.settings.data_plane === "loopback") {
+      const range = parsePrefix(this.settings.loopback_ipv4_range)!;
+      const offset = BigInt(this.#ipv4Pool + 1);
+      if (offset >= (1n << BigInt(32 - range.length)) - 1n) {
+        throw new ProblemError(503, `no public IPv4 address is free in ${this.settings.loopback_ipv4_range}`);
+      }
+      this.#ipv4Pool++;
+      return addressInPrefix(range, offset).text;
+    }
+    let n = this.#ipv4Pool;
+    for (const text of this.settings.public_ipv4_ranges) {
+      const range = parsePrefix(text)!;
+      const hosts = Number((1n << BigInt(32 - range.length)) - 2n);
+      if (n < hosts) {
+        this.#ipv4Pool++;
+        return addressInPrefix(range, BigInt(n + 1)).text;
+      }
+      n -= hosts;
+    }
     throw new ProblemError(503, "no public IPv4 address is free");
   }
 
-  /** How many public IPv4 addresses are still free (of the first range's 254, as zone capabilities report). */
+  /** How many public IPv4 addresses are still free (of the first range's hosts, as zone capabilities report). */
   publicIpv4Free(): number {
-    return Math.max(0, 254 - this.#ipv4Pool);
+    const first = parsePrefix(this.settings.public_ipv4_ranges[0])!;
+    return Math.max(0, Number((1n << BigInt(32 - first.length)) - 2n) - this.#ipv4Pool);
   }
 
   // --- zones -----------------------------------------------------------------------------------------------------
@@ -157,12 +181,22 @@ export class World {
 
   // --- networks --------------------------------------------------------------------------------------------------
 
-  /** Adds a network; its zone must exist, its CIDR must be RFC 1918 /16–/29 and its ULA prefix a /64. */
+  /**
+   * Adds a network; its zone must exist, its CIDR must be RFC 1918 /16–/29 (or, with the `loopback` data plane, inside
+   * 127.0.0.0/8, so its members can be local listeners) and its ULA prefix a /64.
+   */
   addNetwork(input: { id: string; name: string; zone: string; zones?: string[]; cidr: string; ula_prefix: string }) {
     const zone = this.zone(input.zone);
     const prefix4 = parsePrefix(input.cidr);
-    if (!prefix4 || prefix4.family !== 4 || prefix4.length < 16 || prefix4.length > 29 || !isPrivateIpv4(prefix4)) {
-      throw badRequest(`network ${input.id}: cidr must be an RFC 1918 IPv4 prefix from /16 to /29`);
+    const loopback = this.settings.data_plane === "loopback";
+    if (
+      !prefix4 || prefix4.family !== 4 || prefix4.length < 16 || prefix4.length > 29 ||
+      !(isPrivateIpv4(prefix4) || (loopback && isLoopbackIpv4(prefix4)))
+    ) {
+      throw badRequest(
+        `network ${input.id}: cidr must be an RFC 1918 IPv4 prefix from /16 to /29` +
+          (loopback ? " (or one inside 127.0.0.0/8 with the loopback data plane)" : ""),
+      );
     }
     const prefix6 = parsePrefix(input.ula_prefix);
     if (!prefix6 || prefix6.family !== 6 || prefix6.length !== 64) {
@@ -322,6 +356,10 @@ function isPrivateIpv4(prefix: IpPrefix): boolean {
   const ranges = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"].map((r) => parsePrefix(r)!);
   const network = parseIp(formatIpv4(prefix.network))!;
   return ranges.some((range) => prefix.length >= range.length && prefixContains(range, network));
+}
+
+function isLoopbackIpv4(prefix: IpPrefix): boolean {
+  return prefix.length >= 8 && prefixContains(parsePrefix("127.0.0.0/8")!, parseIp(formatIpv4(prefix.network))!);
 }
 
 function macFor(seq: number, index: number): string {

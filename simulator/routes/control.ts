@@ -1,5 +1,6 @@
 /**
- * The control API under `/_simulator`, for tests and demos: the whole state, the request log, counters, reset,
+ * The control API under `/_simulator`, for tests and demos: the whole state (with the data plane's listeners, member
+ * health and connection counts, see `data_plane/data_plane_state.ts`), the request log, counters, reset,
  * scripted faults, and changes to servers, settings, zones, tokens, networks and edges. It has no authentication, no
  * rate limit and no faults; each request is logged as operation `control`, and an error is a problem document (400
  * for anything but a {@linkcode ProblemError}).
@@ -8,6 +9,7 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
+import { dataPlaneDocument, decorateEdge, decorateLoadBalancer } from "../data_plane/data_plane_state.ts";
 import { FaultSchema } from "../faults.ts";
 import { ProblemError } from "../problem.ts";
 import { parsed, readJson } from "../request_input.ts";
@@ -59,8 +61,11 @@ export function controlRouter(sim: Simulator): Hono {
         zones: sim.world.listZones().map((z) => ({ ...zoneDocument(z), compute_nodes: z.compute_nodes })),
         networks: [...sim.world.networks.values()].map((n) => networkDocument(n, sim.world.servers.values())),
         servers: [...sim.world.servers.values()].map((s) => serverDocument(s, sim.world.zones)),
-        load_balancers: sim.loadBalancers.list({}).map((lb) => sim.loadBalancers.document(lb, true)),
-        edges: sim.edges.list().map((e) => sim.edges.document(e, true)),
+        load_balancers: sim.loadBalancers.list({}).map((lb) =>
+          decorateLoadBalancer(sim.loadBalancers.document(lb, true), lb, sim.dataPlane)
+        ),
+        edges: sim.edges.list().map((e) => decorateEdge(sim.edges.document(e, true), e, sim.dataPlane)),
+        data_plane: dataPlaneDocument(sim.dataPlane),
       },
     })));
   router.get("/requests", (c) =>
@@ -117,6 +122,13 @@ export function controlRouter(sim: Simulator): Hono {
   router.patch("/settings", (c) =>
     control(c, async () => {
       const change = await body(c, v.partial(SeedSettingsSchema));
+      for (const fixed of ["data_plane", "loopback_ipv4_range", "public_ipv4_ranges"] as const) {
+        if (
+          change[fixed] !== undefined && JSON.stringify(change[fixed]) !== JSON.stringify(sim.world.settings[fixed])
+        ) {
+          throw new ProblemError(400, `settings.${fixed} is fixed at start: restart the simulator to change it`);
+        }
+      }
       for (const [key, value] of Object.entries(change)) {
         if (value !== undefined) (sim.world.settings as Record<string, unknown>)[key] = value;
       }

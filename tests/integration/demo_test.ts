@@ -1,6 +1,7 @@
 /**
- * The README's main job, `deno task demo`: it runs to a Service address without a Warning on the way, and Ctrl-C
- * at any moment ends it with exit code 0, removing everything it made but the controller's log.
+ * The README's main job, `deno task demo`: it runs to a Service address without a Warning on the way and a request to
+ * that address answered by a Node through the load balancer, and Ctrl-C at any moment ends it with exit code 0,
+ * removing everything it made but the controller's log.
  */
 import assert from "node:assert/strict";
 
@@ -11,7 +12,7 @@ function controlPlaneDirs(): Set<string> {
   return new Set([...Deno.readDirSync(tmp)].filter((e) => e.name.startsWith("ccm-control-plane-")).map((e) => e.name));
 }
 
-Deno.test("the local demo initialises both nodes, gets the Service its address without a Warning, and cleans up", async () => {
+Deno.test("the local demo initialises both nodes, gets the Service its address without a Warning, a request through it answered, and cleans up", async () => {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", DEMO],
     env: { DEMO_EXIT_WHEN_READY: "1" },
@@ -26,6 +27,10 @@ Deno.test("the local demo initialises both nodes, gets the Service its address w
   assert.match(text, /load balancer k8s-demo-default-web \(\S+\) is running/);
   assert.match(text, /Service default\/web has its address: 2001:db8:/);
   assert.match(text, /no Warning events on the way/);
+  const answered = /request to (http:\/\/127\.\S+:8080\/) answered through the load balancer: hello from (worker-[12]) /
+    .exec(text);
+  assert.ok(answered, `a request through the Service's IPv4 is answered by a Node:\n${text}`);
+  assert.ok(text.includes(`  curl ${answered[1]} `), "the demo prints the request for the user to repeat");
   assert.match(text, /\/kubectl --kubeconfig \S+ get nodes,services -o wide/, "the hint uses the kubectl it built");
   const kept = /everything removed except the controller's log: (\S+)/.exec(text)![1];
   assert.match(await Deno.readTextFile(kept), /initialised node/, "the controller's log is kept on purpose");
