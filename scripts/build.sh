@@ -5,13 +5,20 @@
 #   ankra-cloud-simulator-<VERSION>-linux-{amd64,arm64}.tar.gz  the Ankra Cloud API simulator, for users' CI
 #   ankra-cloud-ccm-<VERSION>-linux-{amd64,arm64}                single-file executables (`deno compile`), only where
 #                                                                Deno's download site is reachable
+#   ankra-cloud-ccm-<VERSION>.spdx.json                          the SBOM (SPDX 2.3) of the tarballs: the programs,
+#                                                                the Deno runtime, every npm package of deno.lock
 #   SHA256SUMS                                                   over every artifact above
 #
-#   bash scripts/build.sh [--out DIR] [--no-compile]      (also: deno task release)
+#   bash scripts/build.sh [--out DIR] [--no-compile] [--runtime-from DIR]      (also: deno task release)
+#
+# The Deno runtime is the one of scripts/deno_runtime.pins: each platform package's .tgz comes from
+# `npm pack --ignore-scripts` (or from --runtime-from DIR, which holds the .tgz files `npm pack` names, e.g. for a
+# build without the registry), and the build stops unless the .tgz has its pinned npm integrity and its deno binary
+# its pinned SHA-256. Nothing of the packages runs: only the binary is taken.
 #
 # Each tarball holds one directory <name>-<VERSION>-linux-<arch>/ with
 #   bin/<name>                 the launcher (POSIX sh): runs the bundle on the bundled runtime
-#   lib/<name>/deno            the Deno runtime from the npm registry (@deno/linux-x64-glibc, @deno/linux-arm64-glibc)
+#   lib/<name>/deno            the pinned Deno runtime from npm (@deno/linux-x64-glibc, @deno/linux-arm64-glibc)
 #   lib/<name>/<name>.js       the program, one minified `deno bundle` file (no module graph, nothing to fetch)
 #   lib/<name>/deno-dir/       an empty directory that is DENO_DIR: Deno needs the setting to exist, not to be writable
 #
@@ -25,21 +32,26 @@ export LC_ALL=C TZ=UTC
 
 out=dist
 compile=true
+runtime_from=
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --out=*) out="${1#--out=}"; shift ;;
     --no-compile) compile=false; shift ;;
-    *) echo "build: unknown argument $1 (use --out DIR, --no-compile)" >&2; exit 2 ;;
+    --runtime-from) runtime_from="$2"; shift 2 ;;
+    --runtime-from=*) runtime_from="${1#--runtime-from=}"; shift ;;
+    *) echo "build: unknown argument $1 (use --out DIR, --no-compile, --runtime-from DIR)" >&2; exit 2 ;;
   esac
 done
+DENO_RUNTIME_CALLER=build
+source scripts/deno_runtime.sh
 
 version="$(deno eval 'import { VERSION } from "./lib/version.ts"; console.log(VERSION)')"
-deno_version="$(deno --version | head -1 | cut -d' ' -f2)"
+deno_version="$(pinned_version)"
 # 2024-01-01T00:00:00Z when this is not a git checkout (a source tarball).
 SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 1704067200)}"
 export SOURCE_DATE_EPOCH
-declare -A npm_packages=([amd64]=@deno/linux-x64-glibc [arm64]=@deno/linux-arm64-glibc)
+declare -A npm_packages=([amd64]="$(pinned_package amd64)" [arm64]="$(pinned_package arm64)")
 declare -A compile_targets=([amd64]=x86_64-unknown-linux-gnu [arm64]=aarch64-unknown-linux-gnu)
 # The controller's permissions: one list for the launcher, the image, the Containerfile and `deno task run`
 # (lib/runtime_permissions.ts; no --allow-run, --allow-write or --allow-ffi). The release launcher also lets it read
@@ -60,16 +72,28 @@ rm -rf "$out"/ankra-cloud-ccm-* "$out"/ankra-cloud-simulator-* "$out/SHA256SUMS"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+# The pinned Deno runtime per architecture, first: a runtime that is not the pinned one stops the build before any
+# work. No package script runs (--ignore-scripts; only package/deno is used).
+for arch in amd64 arm64; do
+  package="${npm_packages[$arch]}"
+  tgz="$work/npm-$arch/$(npm_tarball_name "$package" "$deno_version")"
+  mkdir -p "$work/npm-$arch"
+  if [ -n "$runtime_from" ]; then
+    cp -- "$runtime_from/${tgz##*/}" "$tgz" ||
+      { echo "build: --runtime-from $runtime_from has no ${tgz##*/} (npm pack $package@$deno_version makes it)" >&2; exit 1; }
+  else
+    # npm's cache serves it when it has it (--prefer-offline): the pins, not npm, decide whether it is good.
+    (cd "$work/npm-$arch" && npm pack --ignore-scripts --prefer-offline --silent "$package@$deno_version" >/dev/null)
+  fi
+  check_npm_tarball "$package" "$tgz"
+  tar -xzf "$tgz" -C "$work/npm-$arch" --no-same-owner package/deno
+  check_runtime_binary "$package" "$work/npm-$arch/package/deno"
+done
+
 # One minified file each: less code to hold than the module graph (see bench/memory_report.md). The simulator is
 # its own program; the controller's bundle holds none of it (tests/bundle_test.ts).
 deno bundle --minify --platform=deno -o "$work/ankra-cloud-ccm.js" main.ts >/dev/null 2>&1
 deno bundle --minify --platform=deno -o "$work/ankra-cloud-simulator.js" simulator/main.ts >/dev/null 2>&1
-
-# The Deno runtime per architecture from the npm registry (npm checks the package's integrity).
-for arch in amd64 arm64; do
-  mkdir -p "$work/npm-$arch"
-  (cd "$work/npm-$arch" && npm pack --silent "${npm_packages[$arch]}@$deno_version" >/dev/null && tar -xzf ./*.tgz)
-done
 
 # write_launcher NAME FLAGS FILE [PRELUDE]: a launcher that needs no HOME, no PATH and no writable directory. DENO_DIR points
 # at the install's empty, read-only deno-dir (Deno refuses to start when it cannot name a cache directory, e.g.
@@ -127,8 +151,13 @@ for name in ankra-cloud-ccm ankra-cloud-simulator; do
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 for artifact in "${artifacts[@]}"; do
-  echo "build: $out/$artifact (bundle on the Deno $deno_version runtime from npm)"
+  echo "build: $out/$artifact (bundle on the Deno $deno_version runtime from npm, integrity checked)"
 done
+# The SBOM of the tarballs, from the trees just packed, deno.lock and the pins (scripts/write_release_sbom.ts).
+sbom="$(deno run --allow-read --allow-write="$out" --allow-env=SOURCE_DATE_EPOCH scripts/write_release_sbom.ts \
+  "$out" "$work/tree")"
+artifacts+=("${sbom##*/}")
+echo "build: $sbom (SBOM, SPDX 2.3)"
 
 # Single-file executables where Deno's download site is reachable (deno compile fetches its runtime per target).
 if $compile; then

@@ -91,8 +91,8 @@ Deno.test("every value of the chart and of the Go chart 0.1.1 is declared in the
   const observability = ["podAnnotations", "podLabels", "extraEnv", "podDisruptionBudget", "metrics", "dashboard"];
   assert.deepEqual(
     added,
-    ["metricsAuthorization", ...observability],
-    `the chart adds only metricsAuthorization and the observability opt-ins to ${goKeys}`,
+    ["metricsAuthorization", "admissionPolicy", ...observability],
+    `the chart adds only metricsAuthorization, the admission policy and the observability opt-ins to ${goKeys}`,
   );
   for (const [path, value] of [["replicas", 1], ["clusterName", "kubernetes"], ["logVerbosity", 2]] as const) {
     assert.ok(schemaAccepts(path, value), `${path}=${value}`);

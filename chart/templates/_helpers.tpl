@@ -12,6 +12,9 @@ app.kubernetes.io/name: ankra-cloud-ccm
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{- /* The leader-election Lease's name: the Deployment's --leader-elect-resource-name and the Role's resourceNames. */}}
+{{- define "ankra-cloud-ccm.leaseName" -}}ankra-cloud-ccm{{- end }}
+
 {{- define "ankra-cloud-ccm.secretName" -}}
 {{- if .Values.api.existingSecret -}}{{ .Values.api.existingSecret }}{{- else -}}ankra-cloud-ccm{{- end -}}
 {{- end }}

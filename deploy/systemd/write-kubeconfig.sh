@@ -3,7 +3,7 @@
 # RKE2 or kubeadm:
 #
 #   1. applies rbac.yaml (beside this script): the ServiceAccount kube-system/ankra-cloud-ccm with the Helm chart's
-#      ClusterRole and bindings;
+#      ClusterRole, its Role for the Lease kube-system/ankra-cloud-ccm and the bindings;
 #   2. gets a token for that ServiceAccount:
 #        --token-source=secret  (default) a kubernetes.io/service-account-token Secret kube-system/ankra-cloud-ccm-token;
 #                               kube-controller-manager fills in a token that does not expire; rotate it by deleting
@@ -103,7 +103,7 @@ fi
 ca=$(admin_kubectl config view --raw --minify --flatten -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}')
 [ -n "$ca" ] || fail "the admin kubeconfig names no cluster CA (certificate-authority or certificate-authority-data)"
 
-say "applying $rbac (ServiceAccount $namespace/$account, ClusterRole system:ankra-cloud-ccm and bindings)"
+say "applying $rbac (ServiceAccount $namespace/$account, ClusterRole system:ankra-cloud-ccm, Role for its Lease, bindings)"
 admin_kubectl apply -f "$rbac" >/dev/null
 
 if [ "$source" = secret ]; then

@@ -301,8 +301,9 @@ export function rbacFinding(access: Fetched<AccessAnswer[]>, identity?: string):
   return fail(
     RBAC,
     `${who.trim()} lacks ${plural(missing.length, "permission")}: ${missing.join(", ")}`,
-    "bind the ClusterRole system:ankra-cloud-ccm of chart/templates/rbac.yaml (and system:auth-delegator for " +
-      "--metrics-authorization=delegated) to the controller's identity (the Helm chart does this for its " +
-      "ServiceAccount), or add the missing verbs to its role",
+    "bind the ClusterRole system:ankra-cloud-ccm of chart/templates/rbac.yaml, in the Lease's namespace its Role " +
+      "system:ankra-cloud-ccm:leader-election (and system:auth-delegator for --metrics-authorization=delegated) " +
+      "to the controller's identity (the Helm chart does this for its ServiceAccount), or add the missing verbs to " +
+      "its role",
   );
 }

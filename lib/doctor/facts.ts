@@ -15,10 +15,11 @@
  * scope: a 403 without `email_unverified` is the read-only answer. It asks for the cheapest kind (`public_ipv4:
  * false`, `high_availability: false`) and carries a label naming it.
  *
- * **The permissions**: {@linkcode CONTROLLER_RULES} is the chart's ClusterRole `system:ankra-cloud-ccm`
- * (`chart/templates/rbac.yaml`; a test keeps the two equal) and {@linkcode DELEGATED_AUTHORIZATION_RULES} what the
- * chart's binding to `system:auth-delegator` gives for `--metrics-authorization=delegated`; each rule is expanded
- * into one {@linkcode AccessCheck} per verb and resource, asked as a `SelfSubjectAccessReview`.
+ * **The permissions**: {@linkcode CONTROLLER_RULES} is the chart's ClusterRole `system:ankra-cloud-ccm`,
+ * {@linkcode leaderElectionRules} its Role for the one Lease (`chart/templates/rbac.yaml`; a test keeps them equal)
+ * and {@linkcode DELEGATED_AUTHORIZATION_RULES} what the chart's binding to `system:auth-delegator` gives for
+ * `--metrics-authorization=delegated`; each rule is expanded into one {@linkcode AccessCheck} per verb and resource
+ * (and name), asked as a `SelfSubjectAccessReview`.
  *
  * @module
  */
@@ -184,27 +185,51 @@ export function leaseKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-/** A rule as a ClusterRole writes it. */
+/** A rule as a ClusterRole or Role writes it. */
 export interface PolicyRule {
   /** API groups (`""` is the core group). */
   apiGroups: string[];
   /** Resources, `resource/subresource` for a subresource. */
   resources: string[];
+  /** Only objects of these names; absent: every object. */
+  resourceNames?: string[];
   /** Verbs. */
   verbs: string[];
 }
 
-/** The rules of the chart's ClusterRole `system:ankra-cloud-ccm`, in its order. */
+/**
+ * The rules of the chart's ClusterRole `system:ankra-cloud-ccm`, in its order: the verbs lib/kube/ calls and no
+ * other (no `update`: every write is a patch; events only in the core group); `get` on the `kube-system` namespace
+ * alone, for its UID (the cluster's identity on its load balancers).
+ */
 export const CONTROLLER_RULES: readonly PolicyRule[] = [
-  { apiGroups: [""], resources: ["events"], verbs: ["create", "patch", "update"] },
-  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch", "update"] },
-  { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "update", "patch", "delete"] },
-  { apiGroups: [""], resources: ["nodes/status"], verbs: ["patch", "update"] },
-  { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "patch", "update"] },
-  { apiGroups: [""], resources: ["services/status"], verbs: ["patch", "update"] },
+  { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+  { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch", "patch", "delete"] },
+  { apiGroups: [""], resources: ["nodes/status"], verbs: ["patch"] },
+  { apiGroups: [""], resources: ["services"], verbs: ["get", "list", "watch", "patch"] },
+  { apiGroups: [""], resources: ["services/status"], verbs: ["patch"] },
   { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
-  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create", "get", "list", "watch", "update"] },
+  { apiGroups: [""], resources: ["namespaces"], resourceNames: ["kube-system"], verbs: ["get"] },
 ];
+
+/** The name of the chart's Role for the leader-election Lease, in the Lease's namespace. */
+export const LEADER_ELECTION_ROLE = "system:ankra-cloud-ccm:leader-election";
+
+/**
+ * The rules of the chart's Role {@linkcode LEADER_ELECTION_ROLE} for a Lease named `leaseName`: `create` (which
+ * RBAC cannot limit to a name), then reading, renewing and watching that one Lease.
+ */
+export function leaderElectionRules(leaseName: string): PolicyRule[] {
+  return [
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
+    {
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      resourceNames: [leaseName],
+      verbs: ["get", "update", "list", "watch"],
+    },
+  ];
+}
 
 /** The ClusterRole the chart binds for delegated authorization of `/metrics`. */
 export const AUTH_DELEGATOR_ROLE = "system:auth-delegator";
@@ -227,6 +252,8 @@ export interface AccessCheck {
   verb: string;
   /** Namespace; undefined for cluster-scoped resources and for "in every namespace". */
   namespace?: string;
+  /** The object's name, for a permission granted on named objects only (the Lease). */
+  name?: string;
 }
 
 /** The API server's answer about one permission. */
@@ -241,16 +268,19 @@ export interface AccessAnswer {
 export interface PermissionOptions {
   /** Namespace of the leader-election Lease (`--leader-elect-resource-namespace`). */
   leaseNamespace: string;
+  /** Name of the leader-election Lease (`--leader-elect-resource-name`). */
+  leaseName: string;
   /** Whether the controller takes part in leader election (without it, it needs no Lease). */
   leaderElect: boolean;
   /** Whether `/metrics` is authorized by the API server (`--metrics-authorization=delegated`). */
   delegatedAuthorization: boolean;
 }
 
-/** One check per verb and resource of the rules the configuration needs, Leases in their namespace. */
+/** One check per verb and resource of the rules the configuration needs; Leases in their namespace, by name. */
 export function accessChecks(options: PermissionOptions): AccessCheck[] {
   const rules = [
-    ...CONTROLLER_RULES.filter((rule) => options.leaderElect || !rule.apiGroups.includes("coordination.k8s.io")),
+    ...CONTROLLER_RULES,
+    ...(options.leaderElect ? leaderElectionRules(options.leaseName) : []),
     ...(options.delegatedAuthorization ? DELEGATED_AUTHORIZATION_RULES : []),
   ];
   const checks: AccessCheck[] = [];
@@ -258,11 +288,14 @@ export function accessChecks(options: PermissionOptions): AccessCheck[] {
     for (const group of rule.apiGroups) {
       for (const full of rule.resources) {
         const [resource, subresource] = full.split("/");
-        for (const verb of rule.verbs) {
-          const check: AccessCheck = { group, resource, verb };
-          if (subresource) check.subresource = subresource;
-          if (resource === "leases") check.namespace = options.leaseNamespace;
-          checks.push(check);
+        for (const name of rule.resourceNames ?? [undefined]) {
+          for (const verb of rule.verbs) {
+            const check: AccessCheck = { group, resource, verb };
+            if (subresource) check.subresource = subresource;
+            if (resource === "leases") check.namespace = options.leaseNamespace;
+            if (name !== undefined) check.name = name;
+            checks.push(check);
+          }
         }
       }
     }
@@ -270,12 +303,16 @@ export function accessChecks(options: PermissionOptions): AccessCheck[] {
   return checks;
 }
 
-/** A permission in words: `patch nodes/status`, `create events (events.k8s.io)`, `update leases … in kube-system`. */
+/**
+ * A permission in words: `patch nodes/status`, `create leases (coordination.k8s.io) in kube-system`,
+ * `update leases (coordination.k8s.io) named ankra-cloud-ccm in kube-system`.
+ */
 export function describeAccess(check: AccessCheck): string {
   const resource = check.subresource ? `${check.resource}/${check.subresource}` : check.resource;
   const group = check.group ? ` (${check.group})` : "";
+  const name = check.name ? ` named ${check.name}` : "";
   const namespace = check.namespace ? ` in ${check.namespace}` : "";
-  return `${check.verb} ${resource}${group}${namespace}`;
+  return `${check.verb} ${resource}${group}${name}${namespace}`;
 }
 
 /** The `SelfSubjectAccessReview` that asks about `check`. */
@@ -290,6 +327,7 @@ export function selfSubjectAccessReview(check: AccessCheck): Record<string, unkn
         ...(check.subresource ? { subresource: check.subresource } : {}),
         verb: check.verb,
         ...(check.namespace ? { namespace: check.namespace } : {}),
+        ...(check.name ? { name: check.name } : {}),
       },
     },
   };

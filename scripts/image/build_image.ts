@@ -9,6 +9,9 @@
  * 2. the Deno runtime (changes with the Deno version only);
  * 3. the controller bundle and its empty DENO_DIR (changes with every release).
  *
+ * The runtime must be the pinned one (scripts/deno_runtime.pins: the SHA-256 of each platform's `deno`), or the build
+ * stops. Beside the layout it writes the image's SBOM (`image_sbom.ts`; SPDX 2.3 JSON).
+ *
  * Everything is deterministic: layers are GNU tar archives sorted by name with one mtime (SOURCE_DATE_EPOCH: the
  * environment's, else the last commit's time, else 2024-01-01) and 0:0 owners (65532 for /home/nonroot), gzip'd
  * with `gzip -n` (`layer_tar.ts`); JSON documents have sorted keys. Two builds from the same sources and the same
@@ -38,6 +41,7 @@ import {
 } from "./debian_base.ts";
 import { type LayerBlob, type OwnerOverrides, writeGzipLayer } from "./layer_tar.ts";
 import { runTool } from "./run_tool.ts";
+import { type PlatformContents, platformContents, writeImageSbom } from "./image_sbom.ts";
 import {
   ANNOTATION_REF_NAME,
   blobDirectory,
@@ -100,6 +104,8 @@ export interface ImageBuild {
   platforms: PlatformImage[];
   /** SOURCE_DATE_EPOCH used. */
   sourceDateEpoch: number;
+  /** The SBOM written beside the layout. */
+  sbom: string;
 }
 
 async function output(command: string, args: string[], cwd = ROOT): Promise<string | undefined> {
@@ -143,6 +149,8 @@ interface PreparedPlatform {
   debianPackages: DebianPackage[];
   denoVersion: string;
   trees: { dir: string; owners?: OwnerOverrides; createdBy: string }[];
+  /** The checked runtime, the bundle and the base, for the SBOM. */
+  contents: PlatformContents;
 }
 
 async function preparePlatform(
@@ -172,6 +180,8 @@ async function preparePlatform(
     cacheDir: options.debianCache,
     workDir: `${work}/debs-${architecture}`,
   });
+  // The runtime must be the pinned one; what the SBOM needs is read while the release is unpacked.
+  const contents = await platformContents({ lib, base, imagePath: DENO_PATH }, architecture);
   const runtime = `${work}/runtime-${architecture}`;
   await stageTree(runtime, [[DENO_PATH, `${lib}/deno`, 0o755]]);
   const app = `${work}/app-${architecture}`;
@@ -180,6 +190,7 @@ async function preparePlatform(
     platform: { architecture, os: "linux", ...(variant ? { variant } : {}) },
     debianPackages,
     denoVersion,
+    contents,
     trees: [
       { dir: base, owners: BASE_OWNERS, createdBy: `debian base: ${packageList(debianPackages)}` },
       { dir: runtime, createdBy: `deno ${denoVersion} runtime (npm)` },
@@ -311,7 +322,17 @@ export async function buildImage(options: BuildImageOptions): Promise<ImageBuild
       revision,
       sourceDateEpoch: epoch,
     });
-    return { layout: options.out, tag: VERSION, index, platforms, sourceDateEpoch: epoch };
+    const sbom = await writeImageSbom(options.out, {
+      sourceDateEpoch: epoch,
+      indexDigest: index.digest,
+      platforms: platforms.map((p, i) => ({
+        architecture: p.architecture,
+        manifestDigest: p.manifest.digest,
+        debianPackages: p.debianPackages,
+        contents: prepared[i].contents,
+      })),
+    });
+    return { layout: options.out, tag: VERSION, index, platforms, sourceDateEpoch: epoch, sbom };
   } finally {
     await Deno.remove(work, { recursive: true });
   }
@@ -347,6 +368,7 @@ if (import.meta.main) {
   } else {
     console.log(`image: ${build.layout} (OCI layout, tag ${build.tag}) in ${seconds} s`);
     console.log(`image: index ${build.index.digest}`);
+    console.log(`image: SBOM ${build.sbom}`);
     for (const p of build.platforms) {
       console.log(
         `image: linux/${p.architecture} ${p.manifest.digest}: ${mebibytes(p.compressedSize)} compressed, ` +

@@ -56,6 +56,12 @@ Deno.test("the values schema refuses a wrong type, an unknown mode and a misspel
     ["clusterName=-prod", /at '\/clusterName': '-prod' does not match pattern/],
     ["logVerbosity=11", /at '\/logVerbosity': maximum: got 11, want 10/],
     ["image.pullPolicy=Sometimes", /at '\/image\/pullPolicy': value must be one of 'Always', 'IfNotPresent', 'Never'/],
+    [
+      "admissionPolicy.validationActions={Refuse}",
+      /at '\/admissionPolicy\/validationActions\/0': value must be one of/,
+    ],
+    ["admissionPolicy.validationActions={Deny,Warn}", /at '\/admissionPolicy\/validationActions': 'not' failed/],
+    ["admissionPolicy.enable=true", /at '\/admissionPolicy': additional properties 'enable' not allowed/],
   ];
   for (const [set, message] of cases) {
     for (const command of ["template", "lint"]) {

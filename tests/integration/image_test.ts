@@ -81,7 +81,13 @@ async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
 
 interface BuildSummary {
   index: { digest: string };
-  platforms: { architecture: string; compressedSize: number; uncompressedSize: number }[];
+  platforms: {
+    architecture: string;
+    compressedSize: number;
+    uncompressedSize: number;
+    debianPackages: { name: string; version: string }[];
+  }[];
+  sbom: string;
 }
 
 function buildImage(dist: string, out: string): Promise<BuildSummary> {
@@ -132,6 +138,35 @@ Deno.test("the image builds reproducibly, travels through a registry and runs th
       }
       assert.deepEqual(first.platforms.map((p) => p.architecture), ["amd64", "arm64"]);
     });
+
+    await t.step(
+      "beside the layout, an SBOM names the index, each platform's Debian packages and the runtime",
+      async () => {
+        const sbom = JSON.parse(await Deno.readTextFile(first.sbom)) as {
+          spdxVersion: string;
+          packages: {
+            name: string;
+            versionInfo: string;
+            primaryPackagePurpose: string;
+            checksums?: { checksumValue: string }[];
+          }[];
+        };
+        assert.equal(first.sbom, `${dir}/ankra-cloud-ccm-${VERSION}-image.spdx.json`);
+        assert.equal(sbom.spdxVersion, "SPDX-2.3");
+        const index = sbom.packages.find((p) =>
+          p.name === "ankra-cloud-ccm" && p.checksums?.[0].checksumValue.length === 64
+        );
+        assert.equal(`sha256:${index?.checksums?.[0].checksumValue}`, first.index.digest);
+        for (const platform of first.platforms) {
+          for (const deb of platform.debianPackages) {
+            assert.ok(sbom.packages.some((p) => p.name === deb.name && p.versionInfo === deb.version), deb.name);
+          }
+        }
+        for (const runtime of ["@deno/linux-x64-glibc", "@deno/linux-arm64-glibc"]) {
+          assert.ok(sbom.packages.some((p) => p.name === runtime), runtime);
+        }
+      },
+    );
 
     const layout = `${dir}/image-1`;
     const indexDescriptor = await findReference(layout, VERSION);

@@ -432,22 +432,38 @@ Deno.test("write-kubeconfig.sh writes a 0600 kubeconfig that may do exactly what
     const whoami = await kubectl(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
     assert.equal(whoami.stdout, "system:serviceaccount:kube-system:ankra-cloud-ccm", whoami.stderr);
 
-    // Everything the ClusterRole names, and the reviews of /metrics callers, are allowed…
-    const role = (loadAll(await Deno.readTextFile(RBAC)) as { kind: string; rules?: Rule[] }[])
-      .find((d) => d.kind === "ClusterRole")!;
-    const allowed: [string, string, string, string?][] = [];
-    for (const rule of role.rules!) {
-      for (const group of rule.apiGroups) {
-        for (const resource of rule.resources) {
-          const [base, sub] = resource.split("/");
-          for (const verb of rule.verbs) allowed.push([verb, group ? `${base}.${group}` : base, sub ?? "", sub]);
+    // Everything the ClusterRole names, the Role's verbs on the one Lease in kube-system, and the reviews of
+    // /metrics callers, are allowed…
+    const documents = loadAll(await Deno.readTextFile(RBAC)) as { kind: string; rules?: Rule[] }[];
+    const role = documents.find((d) => d.kind === "ClusterRole")!;
+    const leaseRole = documents.find((d) => d.kind === "Role")!;
+    const expand = (rules: Rule[]) => {
+      const found: [verb: string, resource: string, subresource: string, name: string][] = [];
+      for (const rule of rules) {
+        for (const group of rule.apiGroups) {
+          for (const resource of rule.resources) {
+            const [base, sub] = resource.split("/");
+            for (const name of rule.resourceNames ?? [""]) {
+              for (const verb of rule.verbs) found.push([verb, group ? `${base}.${group}` : base, sub ?? "", name]);
+            }
+          }
         }
       }
-    }
-    allowed.push(["create", "tokenreviews.authentication.k8s.io", ""]);
-    allowed.push(["create", "subjectaccessreviews.authorization.k8s.io", ""]);
-    for (const [verb, resource, subresource] of allowed) {
-      const args = ["auth", "can-i", verb, resource, ...(subresource ? [`--subresource=${subresource}`] : [])];
+      return found;
+    };
+    const allowed = expand(role.rules!);
+    allowed.push(["create", "tokenreviews.authentication.k8s.io", "", ""]);
+    allowed.push(["create", "subjectaccessreviews.authorization.k8s.io", "", ""]);
+    const inKubeSystem = expand(leaseRole.rules!);
+    for (const [verb, resource, subresource, name] of [...allowed, ...inKubeSystem]) {
+      const args = [
+        "auth",
+        "can-i",
+        verb,
+        name ? `${resource}/${name}` : resource,
+        ...(subresource ? [`--subresource=${subresource}`] : []),
+        ...(inKubeSystem.some((r) => r[0] === verb && r[1] === resource && r[3] === name) ? ["-n", "kube-system"] : []),
+      ];
       const answer = await kubectl(args);
       assert.equal(answer.stdout.trim(), "yes", `can-i ${args.slice(2).join(" ")}: ${answer.stdout}${answer.stderr}`);
     }
@@ -460,6 +476,10 @@ Deno.test("write-kubeconfig.sh writes a 0600 kubeconfig that may do exactly what
       ["delete", "services"],
       ["create", "nodes"],
       ["delete", "leases.coordination.k8s.io"],
+      ["update", "leases.coordination.k8s.io/kube-controller-manager", "-n", "kube-system"],
+      ["update", "leases.coordination.k8s.io", "-n", "kube-node-lease"],
+      ["update", "nodes"],
+      ["update", "services"],
       ["create", "pods"],
       ["get", "configmaps"],
       ["create", "serviceaccounts", "--subresource=token"],
@@ -471,34 +491,29 @@ Deno.test("write-kubeconfig.sh writes a 0600 kubeconfig that may do exactly what
       const answer = await kubectl(["auth", "can-i", ...args]);
       assert.equal(answer.stdout.trim(), "no", `can-i ${args.join(" ")} must be refused`);
     }
-    // Exactly: every rule the API server reports for this identity is one of those.
-    const review = await kubeOk<{ status: { resourceRules: Rule[] } }>(
-      plane,
-      "POST",
-      "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
-      {
-        token,
-        body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: { namespace: "default" } },
-      },
-    );
-    const expected = new Set(allowed.map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ""}`));
-    for (const self of ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]) {
-      expected.add(`create ${self}.authorization.k8s.io`); // system:basic-user, every authenticated identity
-    }
-    expected.add("create selfsubjectreviews.authentication.k8s.io"); // `kubectl auth whoami`, same
-    const granted: string[] = [];
-    for (const rule of review.status.resourceRules) {
-      for (const group of rule.apiGroups) {
-        for (const resource of rule.resources) {
-          const [base, sub] = resource.split("/");
-          for (const verb of rule.verbs) {
-            granted.push(`${verb} ${group ? `${base}.${group}` : base}${sub ? `/${sub}` : ""}`);
-          }
-        }
+    // Exactly: every rule the API server reports for this identity is one of those — cluster-wide rights in
+    // "default", and in kube-system the Role's rights on the Lease (by name) besides.
+    const rightText = ([verb, resource, sub, name]: string[]) =>
+      `${verb} ${resource}${sub ? `/${sub}` : ""}${name ? ` ${name}` : ""}`;
+    for (const namespace of ["default", "kube-system"]) {
+      const review = await kubeOk<{ status: { resourceRules: Rule[] } }>(
+        plane,
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        {
+          token,
+          body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: { namespace } },
+        },
+      );
+      const expected = new Set([...allowed, ...(namespace === "kube-system" ? inKubeSystem : [])].map(rightText));
+      for (const self of ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]) {
+        expected.add(`create ${self}.authorization.k8s.io`); // system:basic-user, every authenticated identity
       }
+      expected.add("create selfsubjectreviews.authentication.k8s.io"); // `kubectl auth whoami`, same
+      const granted = expand(review.status.resourceRules).map(rightText);
+      assert.deepEqual(granted.filter((g) => !expected.has(g)), [], `no right beyond the controller's in ${namespace}`);
+      assert.deepEqual([...expected].filter((e) => !granted.includes(e)), [], `every right it needs in ${namespace}`);
     }
-    assert.deepEqual(granted.filter((g) => !expected.has(g)), [], "no right beyond the controller's");
-    assert.deepEqual([...expected].filter((e) => !granted.includes(e)), [], "every right the controller needs");
   } finally {
     await Deno.remove(dir, { recursive: true });
     await removeSystemdRbac();
@@ -508,6 +523,7 @@ Deno.test("write-kubeconfig.sh writes a 0600 kubeconfig that may do exactly what
 interface Rule {
   apiGroups: string[];
   resources: string[];
+  resourceNames?: string[];
   verbs: string[];
 }
 
