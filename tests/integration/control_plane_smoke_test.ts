@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { eventually } from "../support/eventually.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 
@@ -182,12 +183,11 @@ Deno.test("a ServiceAccount token is allowed exactly what its ClusterRole grants
   const token = request.status.token;
   assert.ok(token.split(".").length === 3, "a JWT");
   // RBAC changes reach the authorizer's cache within a moment: retry the allowed call briefly.
-  let allowed = 0;
-  for (let i = 0; i < 50 && allowed !== 200; i++) {
-    allowed = (await kubeRequest(plane, "GET", "/api/v1/nodes?limit=1", { token })).status;
-    if (allowed !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.equal(allowed, 200);
+  await eventually(async () => (await kubeRequest(plane, "GET", "/api/v1/nodes?limit=1", { token })).status === 200, {
+    timeoutMs: 5_000,
+    intervalMs: 100,
+    what: "the service account's node list answered 200",
+  });
   assert.equal((await kubeRequest(plane, "GET", "/api/v1/namespaces/kube-system/secrets", { token })).status, 403);
   assert.equal((await kubeRequest(plane, "DELETE", "/api/v1/nodes/nothing", { token })).status, 403);
   assert.equal(

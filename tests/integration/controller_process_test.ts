@@ -163,6 +163,8 @@ Deno.test("the HTTPS server answers health checks, reports readiness, and refuse
 
 Deno.test("a controller whose output nobody reads any more still stops on SIGTERM with exit 0", async () => {
   const plane = testControlPlane();
+  await using cloud = await startTestCloud();
+  const sim = cloud.simulator.sim;
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -172,7 +174,7 @@ Deno.test("a controller whose output nobody reads any more still stops on SIGTER
       "--leader-elect=false",
       "--secure-port=0",
     ],
-    env: { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests" },
+    env: { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -181,7 +183,8 @@ Deno.test("a controller whose output nobody reads any more still stops on SIGTER
   while (!/provider initialised/.test(text)) text += (await reader.read()).value ?? "";
   await reader.cancel();
   await child.stderr.cancel();
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Its first Ankra Cloud calls come after that line, and it logs their outcome into the pipes nobody reads.
+  await eventually(() => sim.count("list_zones") > 0 && sim.count("list_servers") > 0, 10_000, "first API calls");
   child.kill("SIGTERM");
   let timer: ReturnType<typeof setTimeout> | undefined;
   const status = await Promise.race([

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { findBinaries, startControlPlane } from "../support/control_plane.ts";
+import { eventually } from "../support/eventually.ts";
 
 const SCRIPT = new URL("../../scripts/with_control_plane.ts", import.meta.url).pathname;
 
@@ -18,15 +19,6 @@ function processesMentioning(text: string): number[] {
     } catch { /* gone */ }
   }
   return pids;
-}
-
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return check();
 }
 
 function exists(path: string): boolean {
@@ -94,6 +86,10 @@ Deno.test("a killed run leaves nothing behind: the watchdog stops the servers", 
   const { child, dir } = await startRunner();
   child.kill("SIGKILL");
   await child.status;
-  assert.ok(await waitUntil(() => processesMentioning(dir).length === 0, 15_000), "servers outlived the runner");
+  await eventually(() => processesMentioning(dir).length === 0, {
+    timeoutMs: 15_000,
+    intervalMs: 200,
+    what: "servers outlived the runner: their end",
+  });
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 });

@@ -5,6 +5,7 @@
  */
 import { testControlPlane } from "./control_plane.ts";
 import { permissionFlagsFor } from "../../lib/runtime_permissions.ts";
+import { eventually } from "./eventually.ts";
 
 /** The controller's entry point. */
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -78,13 +79,13 @@ export function startReplica(args: string[], env: Record<string, string> = {}, o
     lines,
     exited,
     async waitFor(pattern, timeoutMs = 30_000) {
-      const deadline = performance.now() + timeoutMs;
-      while (performance.now() < deadline) {
-        const line = lines.find((l) => pattern.test(l.text));
-        if (line) return line.at;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error(`no log line ${pattern} in ${timeoutMs} ms:\n${lines.map((l) => l.text).join("\n")}`);
+      const line = await eventually(() => lines.find((l) => pattern.test(l.text)), {
+        timeoutMs,
+        what: `log line ${pattern}`,
+      }).catch((error: Error) => {
+        throw new Error(`${error.message}:\n${lines.map((l) => l.text).join("\n")}`);
+      });
+      return line.at;
     },
   };
 }

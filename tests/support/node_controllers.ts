@@ -27,6 +27,23 @@ export interface RunningNodeControllers extends AsyncDisposable {
   nodes: Informer<V1Node, SlimNode>;
   /** The shared view. */
   view: CloudView;
+  /** Lifecycle passes finished so far (the periodic ones and those after a node went NotReady). */
+  lifecyclePasses(): number;
+}
+
+/** The lifecycle controller, counting its finished passes: a test waits on passes, not on time. */
+class CountedNodeLifecycleController extends NodeLifecycleController {
+  /** Passes finished. */
+  passes = 0;
+
+  /** One pass, counted once it has finished (a failed pass counts too: it ran). */
+  override async monitor(): Promise<void> {
+    try {
+      await super.monitor();
+    } finally {
+      this.passes++;
+    }
+  }
 }
 
 /** Options of {@linkcode startNodeControllers}. */
@@ -59,6 +76,13 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
     minRefreshIntervalMs: 200,
     confirmAfterMs: options.confirmAfterMs ?? 1_000,
   });
+  const lifecycle = new CountedNodeLifecycleController({
+    writes: { kube },
+    nodes,
+    view,
+    events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller", host: "test" }),
+    periodMs: options.monitorPeriodMs ?? 200,
+  });
   const stop = new AbortController();
   const informerRun = nodes.run(stop.signal);
   await nodes.synced;
@@ -74,19 +98,14 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
       workers: 2,
       retryBaseMs: 200,
     }).run(stop.signal),
-    new NodeLifecycleController({
-      writes: { kube },
-      nodes,
-      view,
-      events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller", host: "test" }),
-      periodMs: options.monitorPeriodMs ?? 200,
-    }).run(stop.signal),
+    lifecycle.run(stop.signal),
   ];
   return {
     cloud,
     kube,
     nodes,
     view,
+    lifecyclePasses: () => lifecycle.passes,
     async [Symbol.asyncDispose]() {
       stop.abort();
       await Promise.all(runs);

@@ -9,6 +9,7 @@
  * @module
  */
 import { freePort } from "./control_plane.ts";
+import { eventually } from "./eventually.ts";
 
 /** A running registry. */
 export interface TestRegistry extends AsyncDisposable {
@@ -91,17 +92,18 @@ export async function startRegistry(): Promise<TestRegistry> {
   let exited: Deno.CommandStatus | undefined;
   const status = child.status.then((s) => (exited = s));
   const url = `127.0.0.1:${port}`;
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  let ready = false;
-  while (!ready && !exited && Date.now() < deadline) {
+  // Ends as soon as the registry answers or exits; neither within the time is "not ready" too.
+  const outcome = await eventually(async () => {
+    if (exited) return "exited";
     try {
       const response = await fetch(`http://${url}/v2/`);
       await response.body?.cancel();
-      ready = response.status === 200;
-    } catch { /* not listening yet */ }
-    if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  if (!ready) {
+      return response.status === 200 && "ready";
+    } catch {
+      return false; // not listening yet
+    }
+  }, { timeoutMs: READY_TIMEOUT_MS, intervalMs: 100, what: "a ready registry" }).catch(() => "timed out");
+  if (outcome !== "ready") {
     if (!exited) child.kill("SIGKILL");
     await status;
     await logsDone;

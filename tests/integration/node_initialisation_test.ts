@@ -1,84 +1,22 @@
 /**
- * The node controllers end to end: the real kube-apiserver, the Ankra Cloud simulator, the controllers in-process.
+ * Node initialisation end to end: nodes linked to their servers (by hostname, FQDN or providerID), their addresses,
+ * labels and taint, the Warnings when no or two servers match, and address changes on the refresh period. The real
+ * kube-apiserver, the Ankra Cloud simulator, the node controllers in-process.
  */
 import assert from "node:assert/strict";
-import type { V1Node } from "@kubernetes/client-node";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventsFor as eventsForObject, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { eventually, startNodeControllers } from "../support/node_controllers.ts";
+import { uniqueName } from "../support/control_plane.ts";
+import { startNodeControllers } from "../support/node_controllers.ts";
+import { eventually } from "../support/eventually.ts";
 import { serverSeed } from "../support/simulator.ts";
-import { moreReads } from "../support/cloud_passes.ts";
-import type { Simulator } from "../../simulator/simulator.ts";
-
-const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
-const SHUTDOWN = "node.cloudprovider.kubernetes.io/shutdown";
-
-function getNode(name: string): Promise<V1Node> {
-  return kubeOk<V1Node>(testControlPlane(), "GET", `/api/v1/nodes/${name}`);
-}
-
-async function nodeExists(name: string): Promise<boolean> {
-  return (await kubeRequest(testControlPlane(), "GET", `/api/v1/nodes/${name}`)).status === 200;
-}
-
-function eventsFor(name: string) {
-  return eventsForObject(testControlPlane(), name);
-}
-
-/**
- * Resolves once two more server lists have reached the simulator: the node and lifecycle passes that follow the
- * first of them have run (the second starts a period after the first ends).
- */
-function passesAfterNextList(sim: Simulator): Promise<void> {
-  return moreReads(sim, { operation: "list_servers" }, { count: 2 });
-}
-
-/**
- * Resolves once the server lists the simulator answered with `status` (0: hung) since `fromSeq` span two of the
- * view's confirmation intervals (1 s here): lists that would have proven a server gone, had they succeeded without
- * it, and one more after them.
- */
-function failedListsSpanning(sim: Simulator, status: number, fromSeq: number): Promise<void> {
-  return eventually(
-    () => {
-      const at = sim.log.filter((e) => e.seq > fromSeq && e.operation === "list_servers" && e.status === status)
-        .map((e) => e.atMs);
-      return at.length >= 2 && at[at.length - 1] - at[0] >= 2_000;
-    },
-    20_000,
-    `server lists answered ${status} over 2 s`,
-  );
-}
-
-function tainted(node: V1Node, key: string): boolean {
-  return (node.spec?.taints ?? []).some((t) => t.key === key);
-}
-
-async function createNode(name: string, options: Parameters<typeof kubeletNode>[1] = {}): Promise<void> {
-  await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", { body: kubeletNode(name, options) });
-}
-
-async function setReady(name: string, ready: boolean): Promise<void> {
-  const now = new Date().toISOString();
-  await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${name}/status`, {
-    patch: "strategic",
-    body: {
-      status: {
-        conditions: [{
-          type: "Ready",
-          status: ready ? "True" : "False",
-          reason: ready ? "KubeletReady" : "NodeStatusUnknown",
-          lastHeartbeatTime: now,
-          lastTransitionTime: now,
-        }],
-      },
-    },
-  });
-}
-
-async function deleteNode(name: string): Promise<void> {
-  await kubeRequest(testControlPlane(), "DELETE", `/api/v1/nodes/${name}`);
-}
+import {
+  createNode,
+  deleteNode,
+  eventsFor,
+  getNode,
+  passesAfterNextList,
+  tainted,
+  UNINITIALIZED,
+} from "../support/node_fixtures.ts";
 
 Deno.test("a node found by hostname is initialised: providerID, labels, addresses IPv6 first, taint gone, Synced", async () => {
   await using env = await startNodeControllers();
@@ -257,102 +195,6 @@ Deno.test("address changes reach initialised nodes on the refresh period, with n
   }
 });
 
-Deno.test("shut-down servers taint their NotReady nodes; the taint goes when the node is Ready again", async () => {
-  await using env = await startNodeControllers();
-  const name = uniqueName("stopped");
-  const server = env.cloud.simulator.sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
-  await createNode(name);
-  try {
-    await eventually(async () => !tainted(await getNode(name), UNINITIALIZED));
-    server.state = "stopped";
-    await setReady(name, false);
-    await eventually(async () => tainted(await getNode(name), SHUTDOWN), 10_000, "shutdown taint");
-    const taint = (await getNode(name)).spec!.taints!.find((t) => t.key === SHUTDOWN)!;
-    assert.equal(taint.effect, "NoSchedule");
-    server.state = "started";
-    await setReady(name, true);
-    await eventually(async () => !tainted(await getNode(name), SHUTDOWN), 10_000, "shutdown taint removed");
-    assert.ok(await nodeExists(name), "a stopped server's node is never deleted");
-  } finally {
-    await deleteNode(name);
-  }
-});
-
-Deno.test("a NotReady node whose server is deleting or gone is deleted with a DeletingNode event", async () => {
-  await using env = await startNodeControllers();
-  const world = env.cloud.simulator.sim.world;
-  const deleting = uniqueName("srv-deleting");
-  const gone = uniqueName("srv-gone");
-  const servers = [deleting, gone].map((hostname) =>
-    world.addServer({ hostname, zone: "de-fsn1", plan: "standard-2c-4g", state: "started", labels: {}, interfaces: [] })
-  );
-  await createNode(deleting);
-  await createNode(gone);
-  try {
-    await eventually(async () =>
-      !tainted(await getNode(deleting), UNINITIALIZED) && !tainted(await getNode(gone), UNINITIALIZED)
-    );
-    await setReady(deleting, false);
-    await setReady(gone, false);
-    servers[0].state = "deleting";
-    world.servers.delete(servers[1].id);
-    await eventually(async () => !(await nodeExists(deleting)) && !(await nodeExists(gone)), 10_000, "nodes deleted");
-    for (const name of [deleting, gone]) {
-      const event = (await eventsFor(name)).find((e) => e.reason === "DeletingNode")!;
-      assert.equal(event.message, `Deleting node ${name} because it does not exist in the cloud provider`);
-      assert.equal(event.source.component, "cloud-node-lifecycle-controller");
-    }
-  } finally {
-    await deleteNode(deleting);
-    await deleteNode(gone);
-  }
-});
-
-Deno.test("an API outage (errors, then hangs) while nodes are NotReady deletes nothing, and the view converges after", async () => {
-  await using env = await startNodeControllers({ cloudTimeoutMs: 1_000 });
-  const sim = env.cloud.simulator.sim;
-  const name = uniqueName("outage");
-  const server = sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
-  await createNode(name);
-  try {
-    await eventually(async () => !tainted(await getNode(name), UNINITIALIZED));
-    await setReady(name, false);
-    const phases: [fault: { status: number } | { hang: true }, answered: number, what: string][] = [
-      [{ status: 500 }, 500, "500s prove nothing"],
-      [{ status: 403 }, 403, "403s prove nothing"],
-      [{ hang: true }, 0, "hangs prove nothing"],
-    ];
-    sim.world.servers.delete(server.id);
-    for (const [fault, answered, what] of phases) {
-      const from = sim.log.at(-1)?.seq ?? 0;
-      sim.faults.clear();
-      sim.faults.add({ operation: "*", ...fault, times: 0 });
-      await failedListsSpanning(sim, answered, from);
-      assert.ok(await nodeExists(name), what);
-    }
-    sim.faults.clear();
-    await eventually(async () => !(await nodeExists(name)), 40_000, "node deleted after the outage");
-  } finally {
-    await deleteNode(name);
-  }
-});
-
-Deno.test("a NotReady node of another provider is left alone: no lookup, no event, never deleted", async () => {
-  await using env = await startNodeControllers();
-  const name = uniqueName("foreign");
-  await createNode(name, { providerID: "hcloud://123456" });
-  try {
-    await setReady(name, false);
-    await passesAfterNextList(env.cloud.simulator.sim);
-    assert.ok(await nodeExists(name));
-    assert.deepEqual(await eventsFor(name), []);
-    assert.ok(tainted(await getNode(name), UNINITIALIZED), "not ours to initialise");
-    assert.equal(env.cloud.simulator.sim.count("get_server"), 0);
-  } finally {
-    await deleteNode(name);
-  }
-});
-
 Deno.test("fifty nodes joining at once get their servers' legs from the networks, not one call per node", async () => {
   await using env = await startNodeControllers();
   const sim = env.cloud.simulator.sim;
@@ -380,35 +222,5 @@ Deno.test("fifty nodes joining at once get their servers' legs from the networks
     );
   } finally {
     await Promise.all(names.map(deleteNode));
-  }
-});
-
-Deno.test("a node that goes NotReady gets its server read at once: shut down → tainted in seconds, not a list period", async () => {
-  // The shared server list runs once a minute here, as in production.
-  await using env = await startNodeControllers({ serverListPeriodMs: 60_000, monitorPeriodMs: 1_000 });
-  const sim = env.cloud.simulator.sim;
-  const name = uniqueName("prompt");
-  const server = sim.world.addServer(serverSeed({ hostname: name, zone: "de-fsn1" }));
-  await createNode(name);
-  try {
-    await eventually(async () => !tainted(await getNode(name), UNINITIALIZED), 15_000);
-    const reads = sim.count("get_server") + sim.count("list_servers");
-    server.state = "stopped";
-    const started = performance.now();
-    await setReady(name, false);
-    await eventually(async () => tainted(await getNode(name), SHUTDOWN), 10_000, "shutdown taint");
-    const seconds = (performance.now() - started) / 1000;
-    assert.ok(seconds < 5, `tainted ${seconds.toFixed(1)} s after going NotReady (the list period is 60 s)`);
-    assert.ok(sim.count("get_server") + sim.count("list_servers") - reads <= 2, "one read for the transition");
-    // Staying NotReady costs nothing more.
-    const after = sim.count("get_server") + sim.count("list_servers");
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    assert.equal(
-      sim.count("get_server") + sim.count("list_servers"),
-      after,
-      "no further reads while it stays NotReady",
-    );
-  } finally {
-    await deleteNode(name);
   }
 });

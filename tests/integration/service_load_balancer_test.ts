@@ -1,0 +1,242 @@
+/**
+ * A Service's load balancer end to end, from its creation to its deletion: the real kube-apiserver, the Ankra Cloud
+ * simulator, the service controller in-process. Listeners follow the ports, members follow the nodes, the quota holds
+ * Services back without leaks, and an existing or half-made load balancer is adopted instead of doubled.
+ */
+import assert from "node:assert/strict";
+import { testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { kubeOk } from "../support/kube_http.ts";
+import { eventually } from "../support/eventually.ts";
+import {
+  createNodes,
+  createService,
+  deleteNodes,
+  deleteService,
+  eventsFor,
+  FINALIZER,
+  getService,
+  ingressIps,
+  NS,
+  serviceExists,
+  WRITES,
+} from "../support/service_fixtures.ts";
+import { startServiceController } from "../support/service_controller.ts";
+import { moreReads } from "../support/cloud_passes.ts";
+import { testSeed } from "../support/simulator.ts";
+import { loadBalancerName } from "../../lib/provider/load_balancer_names.ts";
+
+Deno.test("a LoadBalancer Service gets a labelled load balancer, tcp listeners, members and its addresses", async () => {
+  await using env = await startServiceController({ driftCheckMs: 500 }); // steady-state passes come quickly
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(2);
+  const name = uniqueName("web");
+  const started = performance.now();
+  await createService(name, { ports: [{ port: 80 }, { port: 443 }, { port: 53, protocol: "UDP" }] });
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, "an address");
+    const seconds = (performance.now() - started) / 1000;
+    const service = await getService(name);
+    assert.ok(service.metadata!.finalizers!.includes(FINALIZER));
+    const lbs = [...sim.loadBalancers.items.values()];
+    assert.equal(lbs.length, 1);
+    const lb = lbs[0];
+    assert.equal(lb.name, loadBalancerName("test", NS, name));
+    assert.deepEqual(lb.labels, {
+      "ccm.ankra.cloud/service": `${NS}/${name}`,
+      "ccm.ankra.cloud/cluster": "test",
+      "ccm.ankra.cloud/cluster-uid": env.clusterUid,
+    });
+    assert.equal(lb.network_id, "net-1");
+    assert.equal(lb.wants_ipv4, false, "public_ipv4 is sent as false without the annotation");
+    assert.deepEqual(ingressIps(service), lb.public_ipv6_addresses, "both IPv6 addresses of the pair, no IPv4");
+    assert.deepEqual(lb.frontends.map((f) => [f.name, f.port]).sort(), [["tcp-443", 443], ["tcp-80", 80]]);
+    const ports = service.spec!.ports!;
+    for (const backend of lb.backends) {
+      const nodePort = ports.find((p) => `tcp-${p.port}` === backend.name)!.nodePort;
+      assert.equal(backend.members.length, 2, "one member per node (the cluster is IPv4-only)");
+      assert.ok(backend.members.every((m) => m.port === nodePort && m.address.startsWith("10.0.0.")));
+    }
+    const events = await eventsFor(name);
+    const unsupported = events.filter((e) => e.reason === "UnsupportedPort");
+    assert.equal(unsupported.length, 1);
+    assert.match(unsupported[0].message, /TCP only; not forwarding 53\/UDP/);
+    assert.equal(unsupported[0].source.component, "ankra-cloud-ccm");
+    assert.ok(events.some((e) => e.reason === "EnsuredLoadBalancer" && e.source.component === "service-controller"));
+    assert.ok(seconds < 8, `address after ${seconds.toFixed(1)} s (load balancer creation takes 0.3 s here)`);
+    // Steady state: no writes, only the periodic drift check (two of its reads: one whole pass after the address).
+    const before = WRITES.map((op) => sim.count(op));
+    await moreReads(sim, { operation: "get_load_balancer", pathIncludes: lb.id }, { count: 2 });
+    assert.deepEqual(WRITES.map((op) => sim.count(op)), before, "steady state makes no cloud writes");
+    assert.equal(
+      sim.count("list_load_balancers"),
+      1,
+      "one list of the account when the term began; no lookup per Service before its create",
+    );
+    assert.equal((await eventsFor(name)).filter((e) => e.reason === "UnsupportedPort")[0].count, 1, "not repeated");
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000, "service gone");
+    assert.equal(sim.loadBalancers.items.size, 0, "the load balancer went with the Service");
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("a port change 80→8080 leaves exactly one frontend and backend on the new port", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("port");
+  await createService(name);
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
+      body: { spec: { ports: [{ name: "p0", port: 8080, protocol: "TCP" }] } },
+    });
+    await eventually(
+      () => {
+        const lb = [...sim.loadBalancers.items.values()][0];
+        return lb.frontends.length === 1 && lb.frontends[0].port === 8080 && lb.backends.length === 1 &&
+          lb.backends[0].name === "tcp-8080";
+      },
+      10_000,
+      "listeners on 8080",
+    );
+    const nodePort = (await getService(name)).spec!.ports![0].nodePort;
+    const lb = [...sim.loadBalancers.items.values()][0];
+    await eventually(() => lb.backends[0].members.length === 1 && lb.backends[0].members[0].port === nodePort);
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("node changes update members within 2 s, and a burst of nodes is one replace per backend", async () => {
+  await using env = await startServiceController();
+  const sim = env.cloud.simulator.sim;
+  const first = await createNodes(1);
+  const name = uniqueName("members");
+  await createService(name);
+  const added: string[] = [];
+  try {
+    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
+    const lb = [...sim.loadBalancers.items.values()][0];
+    const replacesBefore = sim.count("replace_load_balancer_members");
+    const burstStart = performance.now();
+    added.push(...await createNodes(10));
+    await eventually(() => lb.backends[0].members.length === 11, 5_000, "11 members");
+    const seconds = (performance.now() - burstStart) / 1000;
+    assert.ok(seconds < 4, `members updated ${seconds.toFixed(1)} s after the burst began`);
+    assert.equal(sim.count("replace_load_balancer_members") - replacesBefore, 1, "one replace for the burst");
+    await eventually(async () => (await eventsFor(name)).some((e) => e.reason === "UpdatedLoadBalancer"));
+    const removedAt = performance.now();
+    await deleteNodes(added.splice(0, 5));
+    await eventually(() => lb.backends[0].members.length === 6, 5_000, "6 members");
+    assert.ok((performance.now() - removedAt) / 1000 < 2.5);
+    await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${first[0]}`, {
+      body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "true" } } },
+    });
+    await eventually(() => lb.backends[0].members.length === 5, 5_000, "the excluded node's member goes");
+  } finally {
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000);
+    await deleteNodes([...first, ...added]);
+  }
+});
+
+Deno.test("a Service deleted while its load balancer is creating leaves nothing behind", async () => {
+  await using env = await startServiceController({
+    seed: testSeed({ settings: { load_balancer_create_delay_ms: 3000 } }),
+  });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const name = uniqueName("early");
+  await createService(name);
+  try {
+    await eventually(() => sim.loadBalancers.items.size === 1, 10_000, "load balancer creating");
+    assert.equal([...sim.loadBalancers.items.values()][0].state, "creating");
+    await deleteService(name);
+    await eventually(async () => !(await serviceExists(name)), 15_000, "service gone after its finalizer");
+    assert.equal(sim.loadBalancers.items.size, 0);
+    assert.ok((await eventsFor(name)).some((e) => e.reason === "DeletedLoadBalancer"));
+  } finally {
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("Services beyond the quota get a clear event, nothing leaks, and all are served once it is raised", async () => {
+  await using env = await startServiceController({ seed: testSeed({ settings: { load_balancer_quota: 5 } }) });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const names = Array.from({ length: 20 }, () => uniqueName("quota"));
+  for (const name of names) await createService(name);
+  try {
+    await eventually(
+      async () => {
+        const served = await Promise.all(names.map(async (n) => ingressIps(await getService(n)).length > 0));
+        return served.filter(Boolean).length === 5;
+      },
+      20_000,
+      "five served",
+    );
+    assert.equal(sim.loadBalancers.items.size, 5);
+    const waiting = [];
+    for (const name of names) if (ingressIps(await getService(name)).length === 0) waiting.push(name);
+    assert.equal(waiting.length, 15);
+    for (const name of waiting) {
+      await eventually(async () => (await eventsFor(name)).some((e) => /at most 5 load balancers/.test(e.message)));
+    }
+    sim.world.settings.load_balancer_quota = 25;
+    await eventually(
+      async () => {
+        const served = await Promise.all(names.map(async (n) => ingressIps(await getService(n)).length > 0));
+        return served.every(Boolean);
+      },
+      40_000,
+      "all served",
+    );
+    assert.equal(sim.loadBalancers.items.size, 20, "exactly one load balancer per Service");
+  } finally {
+    for (const name of names) await deleteService(name);
+    for (const name of names) await eventually(async () => !(await serviceExists(name)), 20_000);
+    assert.equal(sim.loadBalancers.items.size, 0);
+    await deleteNodes(nodes);
+  }
+});
+
+Deno.test("an unlabelled load balancer with the Service's name is adopted; a restart mid-way makes no second one", async () => {
+  await using env = await startServiceController({
+    seed: testSeed({ settings: { load_balancer_create_delay_ms: 2000 } }),
+  });
+  const sim = env.cloud.simulator.sim;
+  const nodes = await createNodes(1);
+  const adopted = uniqueName("adopt");
+  const restarted = uniqueName("restart");
+  // Left unlabelled by an old controller's crash between create and label, before this controller started.
+  await env.stopController();
+  const { lb: orphan } = sim.loadBalancers.create({
+    zone: "de-fsn1",
+    name: loadBalancerName("test", NS, adopted),
+    network_id: "net-1",
+    public_ipv4: false,
+  });
+  env.startController();
+  await createService(adopted);
+  try {
+    await eventually(async () => ingressIps(await getService(adopted)).length > 0, 15_000);
+    assert.equal(sim.loadBalancers.items.size, 1);
+    assert.equal(orphan.labels["ccm.ankra.cloud/service"], `${NS}/${adopted}`);
+    // The controller stops right after creating (before the address and status): a restart finds it by label.
+    await createService(restarted);
+    await eventually(() => sim.loadBalancers.items.size === 2, 10_000);
+    await env.stopController();
+    env.startController();
+    await eventually(async () => ingressIps(await getService(restarted)).length > 0, 15_000);
+    assert.equal(sim.loadBalancers.items.size, 2, "exactly one load balancer per Service after the restart");
+  } finally {
+    await deleteService(adopted);
+    await deleteService(restarted);
+    await eventually(async () => !(await serviceExists(adopted)) && !(await serviceExists(restarted)), 20_000);
+    await deleteNodes(nodes);
+  }
+});
