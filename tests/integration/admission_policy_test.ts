@@ -196,6 +196,25 @@ Deno.test("a user outside the allowed set cannot set or change load-balancer ann
   } finally {
     await kubectl(["delete", "--ignore-not-found", "-f", file]);
     await Deno.remove(file);
-    for (const namespace of [bound, unbound]) await kubeRequest(plane, "DELETE", `/api/v1/namespaces/${namespace}`);
+    // The test control plane runs no namespace controller: a deleted namespace keeps its Services, which a later
+    // test's service controller would serve. The Services go first, then the namespaces.
+    for (const namespace of [bound, unbound]) {
+      const listed = await kubeOk<{ items: { metadata: { name: string } }[] }>(
+        plane,
+        "GET",
+        `/api/v1/namespaces/${namespace}/services`,
+      );
+      for (const item of listed.items) {
+        await kubeRequest(plane, "DELETE", `/api/v1/namespaces/${namespace}/services/${item.metadata.name}`);
+      }
+      await eventually(
+        async () =>
+          (await kubeOk<{ items: unknown[] }>(plane, "GET", `/api/v1/namespaces/${namespace}/services`)).items
+            .length === 0,
+        10_000,
+        `the Services of ${namespace} gone`,
+      );
+      await kubeRequest(plane, "DELETE", `/api/v1/namespaces/${namespace}`);
+    }
   }
 });
