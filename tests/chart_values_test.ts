@@ -149,5 +149,7 @@ Deno.test("what the schema accepts for the API URL, HA mode and verbosity, the c
     }
   }
   assert.ok(!schemaAccepts("api.url", "https://u:p@x"), "no credentials in the URL");
+  assert.ok(!schemaAccepts("api.url", "http://cloud.example"), "plain http only to loopback, as the controller says");
+  assert.ok(schemaAccepts("api.url", "http://127.0.0.1:8787"), "a local simulator");
   assert.ok(!schemaAccepts("logVerbosity", 11));
 });
