@@ -44,6 +44,19 @@ export interface RealNodeLayout {
   mirroredRegistries: string[];
   /** The runc binary. */
   runc: string;
+  /** The address the node's kubeconfigs reach kube-apiserver at (default `127.0.0.1`). */
+  apiHost?: string;
+  /** Where the kubelet's and kube-proxy's healthz and metrics listen (default `127.0.0.1`; a node in its own network
+   * namespace binds its node IP, so the host can reach them). */
+  localAddress?: string;
+  /** The kubelet's `cgroupRoot` (default none: `/kubepods`); two kubelets on one host need one each. */
+  cgroupRoot?: string;
+  /** kube-proxy's `clusterCIDR` (the pod ranges), when there is a pod network. */
+  clusterCidr?: string;
+  /** The kubelet's `clusterDNS`, when the cluster runs a DNS service. */
+  clusterDns?: string;
+  /** containerd keeps pod network namespaces under its state directory (not the host's /var/run/netns). */
+  podNetnsUnderState?: boolean;
 }
 
 /** The options that make the node lifecycle controller and eviction fast enough to test. */
@@ -104,7 +117,11 @@ state = "${p.containerdState}"
 [plugins.'io.containerd.cri.v1.runtime']
   # No CAP_SYS_RESOURCE here: oom_score_adj may not go below containerd's own.
   restrict_oom_score_adj = true
-  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+${
+    layout.podNetnsUnderState
+      ? "  netns_mounts_under_state_dir = true\n"
+      : ""
+  }  [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = 'runc'
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
       runtime_type = 'io.containerd.runc.v2'
@@ -150,7 +167,7 @@ authorization: {mode: Webhook}
 address: ${layout.nodeIp}
 port: ${layout.kubeletPort}
 readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
+healthzBindAddress: ${layout.localAddress ?? "127.0.0.1"}
 healthzPort: ${layout.kubeletHealthzPort}
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
@@ -158,7 +175,9 @@ rotateCertificates: false
 serializeImagePulls: false
 nodeStatusUpdateFrequency: 5s
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
-`;
+${layout.cgroupRoot ? `cgroupRoot: ${layout.cgroupRoot}\n` : ""}${
+    layout.clusterDns ? `clusterDNS: [${layout.clusterDns}]\n` : ""
+  }`;
 }
 
 /**
@@ -187,10 +206,10 @@ kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: ${realNodePaths(layout.dir).adminKubeconfig}}
 mode: iptables
 hostnameOverride: ${layout.nodeName}
-healthzBindAddress: 127.0.0.1:${layout.proxyHealthzPort}
-metricsBindAddress: 127.0.0.1:${layout.proxyMetricsPort}
+healthzBindAddress: ${layout.localAddress ?? "127.0.0.1"}:${layout.proxyHealthzPort}
+metricsBindAddress: ${layout.localAddress ?? "127.0.0.1"}:${layout.proxyMetricsPort}
 conntrack: {maxPerCore: 0}
-`;
+${layout.clusterCidr ? `clusterCIDR: ${layout.clusterCidr}\n` : ""}`;
 }
 
 /** etcd's command line. */
@@ -267,14 +286,16 @@ export function schedulerArgs(layout: RealNodeLayout): string[] {
   ];
 }
 
-/** A kubeconfig for `https://127.0.0.1:<apiPort>` authenticating with a client certificate from the `pki` dir. */
+/** A kubeconfig for `https://<apiHost>:<apiPort>` authenticating with a client certificate from the `pki` dir. */
 export function clientCertKubeconfig(layout: RealNodeLayout, certName: string): string {
   const p = realNodePaths(layout.dir);
   return `apiVersion: v1
 kind: Config
 clusters:
 - name: real-node
-  cluster: {server: "https://127.0.0.1:${layout.apiPort}", certificate-authority: "${p.pki}/ca.crt"}
+  cluster: {server: "https://${
+    layout.apiHost ?? "127.0.0.1"
+  }:${layout.apiPort}", certificate-authority: "${p.pki}/ca.crt"}
 users:
 - name: ${certName}
   user: {client-certificate: "${p.pki}/${certName}.crt", client-key: "${p.pki}/${certName}.key"}

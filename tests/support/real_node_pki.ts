@@ -85,3 +85,25 @@ export async function makeRealNodeCertificates(dir: string, node: { name: string
   await openssl(dir, ["genrsa", "-out", "sa.key", "2048"]);
   await openssl(dir, ["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
 }
+
+/**
+ * Signs one more certificate with the CA in `caDir` (`ca.crt`, `ca.key`, as {@linkcode makeRealNodeCertificates}
+ * makes it), written as `<name>.crt`/`<name>.key` into `caDir`: a kubelet's client certificate (`kind: "kubelet"`,
+ * `system:node:<subject>`) or a server certificate for the IP addresses `ips` (`kind: "server"`).
+ */
+export async function signWithClusterCa(
+  caDir: string,
+  name: string,
+  request: { kind: "kubelet"; node: string } | { kind: "server"; ips: string[] },
+): Promise<void> {
+  if (request.kind === "kubelet") {
+    await sign(caDir, name, `/O=system:nodes/CN=system:node:${request.node}`, CLIENT_EXTENSIONS);
+  } else {
+    await sign(caDir, name, `/CN=${name}`, [
+      "basicConstraints=CA:FALSE",
+      "keyUsage=digitalSignature,keyEncipherment",
+      "extendedKeyUsage=serverAuth",
+      `subjectAltName=${request.ips.map((ip) => `IP:${ip}`).join(",")}`,
+    ]);
+  }
+}

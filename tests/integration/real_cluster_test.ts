@@ -1,0 +1,338 @@
+/**
+ * A real two-node cluster that carries traffic (tests/support/real_cluster.ts): each node in its own network
+ * namespace with containerd, kubelet, kube-proxy and the bridge CNI plugin; the simulator's data plane in the `cloud`
+ * namespace; the controller in the first node's namespace. Requests go from the host (this test process) to the
+ * addresses the controller publishes, through the simulator's load balancer, to the nodes' NodePorts and the pods.
+ *
+ * One cluster serves every step (each builds on the one before). Needs root, overlayfs, runc, iptables, skopeo,
+ * nsenter, Debian's containernetworking-plugins, Go and gcc (`.ci/run` installs the Debian packages); without them
+ * the test is ignored and says why. A failing step prints the kubelets', containerds', kube-proxies', the
+ * simulator's and the controller's logs.
+ */
+import assert from "node:assert/strict";
+import { timed } from "../support/helm.ts";
+import { kubeOk, serviceIngress } from "../support/kube_http.ts";
+import { AGNHOST_IMAGE, type RealCluster, startRealCluster } from "../support/real_cluster.ts";
+import { readClusterFacts, realClusterBlockers } from "../support/real_cluster_host.ts";
+import { readHostFacts } from "../support/real_node_host.ts";
+import { listPods, podReady, waitFor } from "../support/real_node_objects.ts";
+import {
+  type LoadBalancerDoc,
+  loadBalancerOf,
+  memberStates,
+  requestHostname,
+  startRequestStream,
+} from "../support/real_cluster_traffic.ts";
+
+const NS = "default";
+const APP = "echo";
+const LOCAL = "solo";
+/** The health check settings the Services ask for (annotations) and the controller's default rise. */
+const INTERVAL = 1;
+const RISE = 2;
+
+const blockers = realClusterBlockers(await readClusterFacts(readHostFacts()));
+if (blockers.length > 0) console.log(`real-cluster test ignored: ${blockers.join("; ")}`);
+
+/** An agnhost netexec Deployment whose pods spread one per node (`/hostname` answers the pod's name). */
+function echoDeployment(name: string, replicas: number) {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: NS },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          affinity: {
+            podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [{
+                labelSelector: { matchLabels: { app: name } },
+                topologyKey: "kubernetes.io/hostname",
+              }],
+            },
+          },
+          containers: [{
+            name: "netexec",
+            image: AGNHOST_IMAGE,
+            imagePullPolicy: "Never",
+            args: ["netexec", "--http-port=8080"],
+            ports: [{ containerPort: 8080 }],
+            readinessProbe: { httpGet: { path: "/healthz", port: 8080 }, periodSeconds: 1 },
+          }],
+        },
+      },
+    },
+  };
+}
+
+async function scale(cluster: RealCluster, name: string, replicas: number): Promise<void> {
+  await kubeOk(cluster.plane, "PATCH", `/apis/apps/v1/namespaces/${NS}/deployments/${name}/scale`, {
+    body: { spec: { replicas } },
+  });
+}
+
+async function lbOfService(cluster: RealCluster, name: string): Promise<LoadBalancerDoc> {
+  const state = await cluster.simulatorState() as { load_balancers?: LoadBalancerDoc[] };
+  const lb = loadBalancerOf(state, NS, name);
+  if (!lb) throw new Error(`the simulator has no load balancer for Service ${NS}/${name}`);
+  return lb;
+}
+
+Deno.test({
+  name: "a real two-node cluster in its own network namespaces carries load-balanced traffic to pods on both nodes",
+  ignore: blockers.length > 0,
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  const cluster = await timed("real cluster start", () => startRealCluster());
+  const plane = cluster.plane;
+  let failedStep: string | undefined;
+  const step = (name: string, body: () => Promise<void>) =>
+    t.step({
+      name,
+      ignore: failedStep !== undefined,
+      fn: async () => {
+        const started = performance.now();
+        try {
+          await body();
+        } catch (cause) {
+          failedStep = name;
+          const pods = await cluster.kubectl(["get", "pods,services,nodes", "-A", "-o", "wide"]).catch(() => undefined);
+          console.error(`--- objects\n${pods?.text}\n${await cluster.logs()}`);
+          throw cause;
+        } finally {
+          console.log(`${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        }
+      },
+    });
+  let leftovers: string[] = [];
+  try {
+    await step("both nodes are Ready and their pods reach each other across the nodes", async () => {
+      await kubeOk(plane, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, { body: echoDeployment(APP, 2) });
+      const pods = await waitFor("two echo pods Ready on different nodes", 120_000, async () => {
+        const ready = (await listPods(plane, NS, `app=${APP}`)).filter(podReady);
+        return ready.length === 2 && new Set(ready.map((p) => p.spec.nodeName)).size === 2 ? ready : undefined;
+      });
+      for (const [from, to] of [[pods[0], pods[1]], [pods[1], pods[0]]]) {
+        const ip = (to.status as { podIP?: string }).podIP;
+        const answer = await cluster.kubectl([
+          "exec",
+          "-n",
+          NS,
+          from.metadata.name,
+          "--",
+          "wget",
+          "-q",
+          "-O",
+          "-",
+          `http://${ip}:8080/hostname`,
+        ]);
+        assert.equal(answer.stdout.trim(), to.metadata.name, `pod ${from.metadata.name} → ${ip}: ${answer.text}`);
+      }
+    });
+
+    await step(
+      "a LoadBalancer Service answers from the host on its IPv6 and IPv4 addresses, with both nodes as members",
+      async () => {
+        await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
+          body: {
+            metadata: {
+              name: APP,
+              namespace: NS,
+              annotations: {
+                "load-balancer.ankra.cloud/ipv4": "true",
+                "load-balancer.ankra.cloud/health-check-interval": String(INTERVAL),
+              },
+            },
+            spec: { type: "LoadBalancer", selector: { app: APP }, ports: [{ port: 80, targetPort: 8080 }] },
+          },
+        });
+        const ingress = await waitFor("the Service's ingress", 90_000, async () => {
+          const addresses = await serviceIngress(plane, NS, APP);
+          return addresses.length >= 2 ? addresses : undefined;
+        });
+        assert.ok(ingress.some((a) => a.includes(":")) && ingress.some((a) => !a.includes(":")), `${ingress}`);
+        const podNames = new Set((await listPods(plane, NS, `app=${APP}`)).map((p) => p.metadata.name));
+        for (const address of ingress) {
+          const answered = await waitFor(`an answer from ${address}`, 60_000, () => requestHostname(address, 80));
+          assert.ok(podNames.has(answered), `${address} answered "${answered}", not one of ${[...podNames]}`);
+          for (let i = 0; i < 20; i++) {
+            const name = await requestHostname(address, 80);
+            assert.ok(name && podNames.has(name), `request ${i} to ${address} answered "${name}"`);
+          }
+        }
+        const members = memberStates(await lbOfService(cluster, APP));
+        const expected = cluster.topology.nodes.map((n) => n.ip).sort();
+        assert.deepEqual([...new Set(members.map((m) => m.address))].sort(), expected);
+        for (const ip of expected) {
+          const mine = members.filter((m) => m.address === ip);
+          assert.ok(mine.every((m) => m.health === "up"), `member ${ip}: ${JSON.stringify(mine)}`);
+          assert.ok(mine.reduce((sum, m) => sum + m.connections_total, 0) > 0, `no connections on ${ip}`);
+        }
+      },
+    );
+
+    await step(
+      "scaled to 0 its members go down and requests fail; back to 1 it answers again within rise × interval",
+      async () => {
+        const [address] = await serviceIngress(plane, NS, APP);
+        await scale(cluster, APP, 0);
+        await waitFor("every member down", 60_000, async () => {
+          const members = memberStates(await lbOfService(cluster, APP));
+          return members.length > 0 && members.every((m) => m.health === "down");
+        });
+        assert.equal(await requestHostname(address, 80, 2_000), undefined, "a request answered with no pod running");
+        await scale(cluster, APP, 1);
+        const readyAt = await waitFor("one echo pod Ready", 60_000, async () => {
+          const ready = (await listPods(plane, NS, `app=${APP}`)).filter(podReady);
+          return ready.length === 1 ? performance.now() : undefined;
+        });
+        await waitFor("an answer again", 30_000, () => requestHostname(address, 80, 1_000));
+        const seconds = (performance.now() - readyAt) / 1000;
+        console.log(`answered again ${seconds.toFixed(1)} s after the pod was Ready (rise 2 × interval 1 s)`);
+        // rise × interval, plus kube-proxy's sync of the new endpoint and one check's timing.
+        assert.ok(seconds <= RISE * INTERVAL + 3, `answered only ${seconds.toFixed(1)} s after the pod was Ready`);
+      },
+    );
+
+    await step(
+      "externalTrafficPolicy Local: only the pod's node is a member; moved to the other node, traffic follows",
+      async () => {
+        const [a, b] = cluster.topology.nodes;
+        const deployment = echoDeployment(LOCAL, 1) as ReturnType<typeof echoDeployment> & {
+          spec: { template: { spec: { nodeSelector?: Record<string, string> } } };
+        };
+        deployment.spec.template.spec.nodeSelector = { "kubernetes.io/hostname": a.name };
+        await kubeOk(plane, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, { body: deployment });
+        await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
+          body: {
+            metadata: {
+              name: LOCAL,
+              namespace: NS,
+              annotations: { "load-balancer.ankra.cloud/health-check-interval": String(INTERVAL) },
+            },
+            spec: {
+              type: "LoadBalancer",
+              externalTrafficPolicy: "Local",
+              selector: { app: LOCAL },
+              ports: [{ port: 80, targetPort: 8080 }],
+            },
+          },
+        });
+        const [address] = await waitFor("the Local Service's ingress", 90_000, async () => {
+          const addresses = await serviceIngress(plane, NS, LOCAL);
+          return addresses.length > 0 ? addresses : undefined;
+        });
+        await waitFor(`only ${a.name} a member, and up`, 60_000, async () => {
+          const members = memberStates(await lbOfService(cluster, LOCAL));
+          return members.length > 0 && members.every((m) => m.address === a.ip && m.health === "up");
+        });
+        for (let i = 0; i < 10; i++) assert.ok(await requestHostname(address, 80), `request ${i} to ${address}`);
+        const before = memberStates(await lbOfService(cluster, LOCAL));
+        assert.ok(before.every((m) => m.address === a.ip) && before.some((m) => m.connections_total >= 10));
+
+        // Move the pod: the Deployment's rolling update starts the new pod on b before it stops the one on a.
+        const stream = startRequestStream(address, 80, 20);
+        const emptyWhileReady: string[] = [];
+        await kubeOk(plane, "PATCH", `/apis/apps/v1/namespaces/${NS}/deployments/${LOCAL}`, {
+          body: { spec: { template: { spec: { nodeSelector: { "kubernetes.io/hostname": b.name } } } } },
+        });
+        await waitFor(`only ${b.name} a member, and up`, 120_000, async () => {
+          const readyPods = (await listPods(plane, NS, `app=${LOCAL}`)).filter(podReady);
+          const members = memberStates(await lbOfService(cluster, LOCAL));
+          if (readyPods.length > 0 && members.length === 0) emptyWhileReady.push(new Date().toISOString());
+          const onB = readyPods.length === 1 && readyPods[0].spec.nodeName === b.name;
+          return onB && members.length > 0 && members.every((m) => m.address === b.ip && m.health === "up");
+        });
+        const totals = await stream.stop();
+        console.log(`moving the Local pod: ${totals.sent} requests, ${totals.failed} failed`);
+        assert.deepEqual(emptyWhileReady, [], "a moment with a Ready pod and no member");
+        assert.ok(await requestHostname(address, 80), "the moved pod does not answer");
+      },
+    );
+
+    await step(
+      "requests at 20/s keep being answered while the controller is killed, the API server restarts and the Ankra API answers 503 for 60 s",
+      async () => {
+        const [address] = await serviceIngress(plane, NS, APP);
+        await scale(cluster, APP, 2);
+        await waitFor("two echo pods Ready and both members up", 90_000, async () => {
+          const ready = (await listPods(plane, NS, `app=${APP}`)).filter(podReady);
+          const members = memberStates(await lbOfService(cluster, APP));
+          return ready.length === 2 && members.length > 0 && members.every((m) => m.health === "up");
+        });
+        const stream = startRequestStream(address, 80, 20);
+        const events: string[] = [];
+        const mark = (what: string) => events.push(`${what}: ${stream.failures().length} failed of ${stream.sent()}`);
+        await cluster.killController();
+        mark("controller killed");
+        await cluster.restartApiserver();
+        mark("API server restarted");
+        await cluster.simulatorControl("POST", "/faults", [{ operation: "*", status: 503, times: 0 }]);
+        cluster.startController();
+        const faultEnds = performance.now() + 60_000;
+        await waitFor("60 s of 503 answers", 70_000, () => Promise.resolve(performance.now() >= faultEnds));
+        await cluster.simulatorControl("DELETE", "/faults");
+        mark("503s over");
+        await new Promise<void>((resolve) => setTimeout(resolve, 5_000)); // the stream keeps running 5 s more
+        const totals = await stream.stop();
+        console.log(`${events.join("; ")}; in all ${totals.sent} requests, ${totals.failed} failed`);
+        assert.ok(totals.sent >= 20 * 60, `only ${totals.sent} requests sent`);
+        assert.deepEqual(stream.failures().slice(0, 5), [], `${totals.failed} requests failed`);
+      },
+    );
+
+    await step(
+      "a node leaving (exclusion label, kubelet stopped, Node deleted) and joining again: the Service keeps answering",
+      async () => {
+        const [address] = await serviceIngress(plane, NS, APP);
+        const [a, b] = cluster.topology.nodes;
+        const nodeB = cluster.nodes.find((n) => n.plan.name === b.name)!;
+        const report: string[] = [];
+        const event = async (what: string, act: () => Promise<void>, members: string[], timeoutMs = 120_000) => {
+          const stream = startRequestStream(address, 80, 20);
+          const started = performance.now();
+          await act();
+          await waitFor(`members ${members.join(", ")} after: ${what}`, timeoutMs, async () => {
+            const now = memberStates(await lbOfService(cluster, APP)).map((m) => m.address);
+            return [...new Set(now)].sort().join() === [...members].sort().join();
+          });
+          const seconds = (performance.now() - started) / 1000;
+          const totals = await stream.stop();
+          report.push(
+            `${what}: members right after ${seconds.toFixed(1)} s, ${totals.failed} of ${totals.sent} failed`,
+          );
+          assert.ok(await requestHostname(address, 80), `the Service does not answer after: ${what}`);
+        };
+        const label = (value: string | null) =>
+          kubeOk(plane, "PATCH", `/api/v1/nodes/${b.name}`, {
+            body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": value } } },
+          }).then(() => {});
+        await event("exclusion label on node b", () => label("true"), [a.ip]);
+        await event("exclusion label removed", () => label(null), [a.ip, b.ip]);
+        await event("node b's kubelet stopped, the Node deleted", async () => {
+          await nodeB.stopKubelet();
+          await waitFor("node b NotReady", 60_000, async () => {
+            const node = await kubeOk<{ status: { conditions: { type: string; status: string }[] } }>(
+              plane,
+              "GET",
+              `/api/v1/nodes/${b.name}`,
+            );
+            return node.status.conditions.some((c) => c.type === "Ready" && c.status !== "True");
+          });
+          report.push(`(node b NotReady after its kubelet stopped)`);
+          await kubeOk(plane, "DELETE", `/api/v1/nodes/${b.name}`);
+        }, [a.ip]);
+        await event("node b joins again (kubelet started)", () => Promise.resolve(nodeB.startKubelet()), [a.ip, b.ip]);
+        console.log(`node events:\n  ${report.join("\n  ")}`);
+      },
+    );
+  } finally {
+    leftovers = await cluster.stop();
+  }
+  assert.deepEqual(leftovers, [], "the real cluster left things behind on the host");
+});

@@ -1,0 +1,238 @@
+/**
+ * One node of the real two-node cluster (tests/support/real_cluster.ts) inside its own network namespace: its own
+ * containerd (root, state, socket, runc root; pod namespaces under its state directory), the images it runs loaded
+ * into it with `ctr images import` (it pulls nothing: the nodes have no way out), the bridge CNI plugin, a kubelet
+ * with its own cgroup root, client certificate and node IP, and kube-proxy. The configuration is
+ * `real_node_files.ts`'s, with the options a node in a namespace needs.
+ *
+ * @module
+ */
+import { kubeconfigText, type Started, startProcess, stopProcess } from "./control_plane.ts";
+import {
+  clientCertKubeconfig,
+  containerdConfig,
+  kubeletArgs,
+  kubeletConfig,
+  kubeProxyConfig,
+  type RealNodeLayout,
+  realNodePaths,
+} from "./real_node_files.ts";
+import { signWithClusterCa } from "./real_node_pki.ts";
+import { killShims } from "./real_node_host.ts";
+import {
+  CNI_PLUGIN_DIR,
+  inNetns,
+  logTail,
+  makeCgroupRoot,
+  output,
+  removeCgroupRoot,
+  untilAlive,
+} from "./real_cluster_host.ts";
+import { bridgeConflist, type ClusterTopology, type NodePlan } from "./real_cluster_topology.ts";
+
+/** An image to load into every node: an OCI layout directory, its tag there, and the name the node knows it by. */
+export interface NodeImage {
+  /** The OCI layout directory. */
+  layout: string;
+  /** The tag inside the layout. */
+  tag: string;
+  /** The image name pods use (e.g. `registry.k8s.io/pause:3.10`). */
+  name: string;
+}
+
+/** A running node. */
+export interface ClusterNode {
+  /** The plan's node. */
+  plan: NodePlan;
+  /** Its directory (logs in `logs/`). */
+  dir: string;
+  /** The kubelet's cgroup root (a directory name in every hierarchy). */
+  cgroupRoot: string;
+  /** Its runc root (containers containerd could not remove are removed there). */
+  runcRoot: string;
+  /** Its processes by component. */
+  processes: Map<string, Started>;
+  /** Starts the kubelet again after {@linkcode ClusterNode.stopKubelet}. */
+  startKubelet(): void;
+  /** Stops the kubelet (the node goes NotReady; its pods keep running). */
+  stopKubelet(): Promise<void>;
+  /** The last lines of the node's component logs. */
+  logs(lines: number): Promise<string>;
+  /** Stops everything of the node (containers too); the network namespace stays (the topology removes it). */
+  stop(): Promise<void>;
+}
+
+/** What a node needs from the cluster. */
+export interface NodeContext {
+  /** The plan. */
+  topology: ClusterTopology;
+  /** The cluster's directory (`pki/` holds the CA). */
+  clusterDir: string;
+  /** kube-apiserver's port on the host. */
+  apiPort: number;
+  /** The admin token. */
+  token: string;
+  /** The directory of the node binaries (kubelet, kube-proxy, containerd, ctr). */
+  nodeBinaries: string;
+  /** runc. */
+  runc: string;
+  /** docker-archive tars to import (from {@linkcode archiveImages}). */
+  archives: string[];
+  /** The kubelet's `clusterDNS`, when the cluster has DNS. */
+  clusterDns?: string;
+}
+
+const COMPONENTS = ["containerd", "kubelet", "kube-proxy"];
+
+/** Packs each image into a docker-archive tar under `dir` (named, so `ctr images import` tags it); returns the paths. */
+export async function archiveImages(images: NodeImage[], dir: string): Promise<string[]> {
+  const tars: string[] = [];
+  for (const [i, image] of images.entries()) {
+    const tar = `${dir}/image-${i}.tar`;
+    const done = await output("skopeo", [
+      "copy",
+      "--quiet",
+      `oci:${image.layout}:${image.tag}`,
+      `docker-archive:${tar}:${image.name}`,
+    ]);
+    if (!done.ok) throw new Error(`skopeo could not pack ${image.name} from ${image.layout}: ${done.text.trim()}`);
+    tars.push(tar);
+  }
+  return tars;
+}
+
+/**
+ * Starts containerd, loads the images, writes the CNI configuration, starts the kubelet and kube-proxy in the node's
+ * namespace, and waits until containerd answers and kube-proxy's healthz does.
+ *
+ * @throws naming the component that did not start (what started is left for {@linkcode ClusterNode.stop}, which the
+ * caller reaches through `started`).
+ */
+export async function startClusterNode(
+  plan: NodePlan,
+  ctx: NodeContext,
+  started: (node: ClusterNode) => void,
+): Promise<ClusterNode> {
+  const dir = `${ctx.clusterDir}/nodes/${plan.name}`;
+  const paths = realNodePaths(dir);
+  const cgroupRoot = `ccm-${plan.netns}`;
+  const layout: RealNodeLayout = {
+    dir,
+    nodeName: plan.name,
+    nodeIp: plan.ip,
+    apiPort: ctx.apiPort,
+    etcdPort: 0,
+    kubeletPort: 10250,
+    kubeletHealthzPort: 10248,
+    controllerManagerPort: 0,
+    schedulerPort: 0,
+    proxyHealthzPort: 10256,
+    proxyMetricsPort: 10249,
+    registry: "registry.k8s.io",
+    mirroredRegistries: [],
+    runc: ctx.runc,
+    apiHost: ctx.topology.hostIp,
+    localAddress: plan.ip,
+    cgroupRoot: `/${cgroupRoot}`,
+    clusterCidr: ctx.topology.clusterCidr,
+    clusterDns: ctx.clusterDns,
+    podNetnsUnderState: true,
+  };
+  const processes = new Map<string, Started>();
+  const start = (name: string, command: string, args: string[]) => {
+    const [cmd, argv] = inNetns(plan.netns, command, args);
+    const p = startProcess(cmd, argv, `${paths.logs}/${name}.log`, true);
+    processes.set(name, p);
+    return p;
+  };
+  const ctr = (args: string[]) =>
+    output(`${ctx.nodeBinaries}/ctr`, ["--address", paths.containerdSocket, "-n", "k8s.io", ...args]);
+  const node: ClusterNode = {
+    plan,
+    dir,
+    cgroupRoot,
+    runcRoot: `${paths.runcRoot}/k8s.io`,
+    processes,
+    startKubelet: () => void start("kubelet", `${ctx.nodeBinaries}/kubelet`, kubeletArgs(layout)),
+    stopKubelet: async () => {
+      const kubelet = processes.get("kubelet");
+      if (kubelet) await stopProcess(kubelet, 15_000);
+    },
+    logs: async (lines) => {
+      const parts: string[] = [];
+      for (const name of COMPONENTS) {
+        parts.push(
+          `--- ${plan.name} ${name} (${paths.logs}/${name}.log)\n${await logTail(`${paths.logs}/${name}.log`, lines)}`,
+        );
+      }
+      return parts.join("\n");
+    },
+    stop: async () => {
+      for (const name of ["kube-proxy", "kubelet"]) {
+        const p = processes.get(name);
+        if (p) await stopProcess(p, 15_000);
+      }
+      const containerd = processes.get("containerd");
+      if (containerd && !containerd.exited) {
+        const tasks = (await ctr(["tasks", "ls", "-q"])).text.split("\n").map((l) => l.trim()).filter((l) =>
+          /^[0-9a-f]{64}$/.test(l)
+        );
+        for (const id of tasks) await ctr(["tasks", "kill", "-s", "KILL", id]);
+        for (const id of tasks) await ctr(["tasks", "delete", "-f", id]);
+        await stopProcess(containerd, 15_000);
+      }
+      const listed = await output(ctx.runc, ["--root", node.runcRoot, "list", "-q"]);
+      for (const id of listed.ok ? listed.text.split("\n").filter(Boolean) : []) {
+        await output(ctx.runc, ["--root", node.runcRoot, "delete", "-f", id]);
+      }
+      killShims(paths.containerdState);
+      removeCgroupRoot(cgroupRoot);
+    },
+  };
+  started(node);
+
+  for (const d of [paths.logs, paths.pki, paths.cniConf, paths.cniBin, paths.kubeletRoot, paths.podLogs]) {
+    await Deno.mkdir(d, { recursive: true });
+  }
+  await Deno.mkdir(`${dir}/containerd`, { recursive: true });
+  const caDir = `${ctx.clusterDir}/pki`;
+  await signWithClusterCa(caDir, `kubelet-${plan.name}`, { kind: "kubelet", node: plan.name });
+  await Deno.copyFile(`${caDir}/ca.crt`, `${paths.pki}/ca.crt`);
+  await Deno.copyFile(`${caDir}/kubelet-${plan.name}.crt`, `${paths.pki}/kubelet.crt`);
+  await Deno.copyFile(`${caDir}/kubelet-${plan.name}.key`, `${paths.pki}/kubelet.key`);
+  const caPem = await Deno.readTextFile(`${paths.pki}/ca.crt`);
+  await Deno.writeTextFile(
+    paths.adminKubeconfig,
+    kubeconfigText(`https://${ctx.topology.hostIp}:${ctx.apiPort}`, caPem, ctx.token),
+  );
+  await Deno.writeTextFile(paths.kubeletKubeconfig, clientCertKubeconfig(layout, "kubelet"));
+  for (const plugin of Deno.readDirSync(CNI_PLUGIN_DIR)) {
+    await Deno.symlink(`${CNI_PLUGIN_DIR}/${plugin.name}`, `${paths.cniBin}/${plugin.name}`);
+  }
+  await Deno.writeTextFile(`${paths.cniConf}/10-ccm-pods.conflist`, bridgeConflist(plan, `${dir}/cni/ipam`));
+  await Deno.writeTextFile(paths.containerdConfig, containerdConfig(layout));
+
+  const containerd = start("containerd", "env", [
+    `PATH=${ctx.nodeBinaries}:${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`,
+    `${ctx.nodeBinaries}/containerd`,
+    "--config",
+    paths.containerdConfig,
+  ]);
+  await untilAlive(`containerd of ${plan.name}`, 30_000, async () => (await ctr(["version"])).ok, [containerd]);
+  for (const tar of ctx.archives) {
+    const done = await ctr(["images", "import", "--snapshotter=overlayfs", tar]);
+    if (!done.ok) throw new Error(`ctr could not import ${tar} into ${plan.name}: ${done.text.trim()}`);
+  }
+
+  makeCgroupRoot(cgroupRoot);
+  await Deno.writeTextFile(paths.kubeletConfig, kubeletConfig(layout));
+  node.startKubelet();
+  await Deno.writeTextFile(paths.proxyConfig, kubeProxyConfig(layout));
+  const proxy = start("kube-proxy", `${ctx.nodeBinaries}/kube-proxy`, [`--config=${paths.proxyConfig}`, "--v=2"]);
+  await untilAlive(`kube-proxy of ${plan.name}`, 60_000, async () => {
+    const response = await fetch(`http://${plan.ip}:${layout.proxyHealthzPort}/healthz`);
+    await response.body?.cancel();
+    return response.ok;
+  }, [proxy, processes.get("kubelet")!, containerd]);
+  return node;
+}

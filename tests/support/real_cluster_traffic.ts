@@ -1,0 +1,101 @@
+/**
+ * Traffic through the real cluster's load balancers, from the host: one request to agnhost's `/hostname` behind a
+ * published address, a steady stream of them with the failures counted, and the simulator's view of a load balancer's
+ * members (health and connections, `/_simulator/state`).
+ *
+ * @module
+ */
+
+/** A member as `/_simulator/state` shows it (data plane fields included). */
+export interface MemberView {
+  /** The member's address (a node IP). */
+  address: string;
+  /** Its port (the NodePort). */
+  port: number;
+  /** `up`, `down`, or null while nothing checks it. */
+  health: "up" | "down" | null;
+  /** Connections the data plane forwarded to it. */
+  connections_total: number;
+}
+
+/** A load balancer as `/_simulator/state` shows it (the fields read here). */
+export interface LoadBalancerDoc {
+  /** Its name. */
+  name?: string;
+  /** Its labels (`ccm.ankra.cloud/service` = `<namespace>/<name>`). */
+  labels?: Record<string, string>;
+  /** Its backends with their members. */
+  backends?: { members: MemberView[] }[];
+}
+
+/** Every member of every backend of `lb`. */
+export function memberStates(lb: LoadBalancerDoc): MemberView[] {
+  return (lb.backends ?? []).flatMap((b) => b.members);
+}
+
+/** The load balancer of Service `namespace/name` in a `/_simulator/state` document, if any. */
+export function loadBalancerOf(state: { load_balancers?: LoadBalancerDoc[] }, namespace: string, name: string) {
+  return (state.load_balancers ?? []).find((lb) => lb.labels?.["ccm.ankra.cloud/service"] === `${namespace}/${name}`);
+}
+
+/** The URL of `path` on `address:port` (IPv6 in brackets). */
+export function urlOf(address: string, port: number, path: string): string {
+  return `http://${address.includes(":") ? `[${address}]` : address}:${port}${path}`;
+}
+
+/**
+ * One GET of `/hostname` on `address:port` on a fresh connection; the answer (the pod's name), or undefined when the
+ * request failed or timed out (`timeoutMs`).
+ */
+export async function requestHostname(address: string, port: number, timeoutMs = 3_000): Promise<string | undefined> {
+  const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+  try {
+    const response = await fetch(urlOf(address, port, "/hostname"), {
+      client,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = (await response.text()).trim();
+    return response.ok ? text : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    client.close();
+  }
+}
+
+/** A running stream of requests. */
+export interface RequestStream {
+  /** Requests sent so far. */
+  sent(): number;
+  /** The failures so far: when, and what was wrong. */
+  failures(): { at: number; detail: string }[];
+  /** Stops it; resolves with the totals once the last request has finished. */
+  stop(): Promise<{ sent: number; failed: number; answeredBy: Map<string, number> }>;
+}
+
+/** Sends a request to `/hostname` every `1000 / perSecond` ms (each on a fresh connection) until stopped. */
+export function startRequestStream(address: string, port: number, perSecond: number): RequestStream {
+  let sent = 0;
+  const failures: { at: number; detail: string }[] = [];
+  const answeredBy = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+  const timer = setInterval(() => {
+    sent++;
+    const at = performance.now();
+    const request = requestHostname(address, port, 5_000).then((name) => {
+      if (name) answeredBy.set(name, (answeredBy.get(name) ?? 0) + 1);
+      else failures.push({ at, detail: `request ${sent} to ${address}:${port} failed` });
+    });
+    inFlight.add(request);
+    request.finally(() => inFlight.delete(request));
+  }, 1000 / perSecond);
+  return {
+    sent: () => sent,
+    failures: () => [...failures],
+    async stop() {
+      clearInterval(timer);
+      await Promise.all([...inFlight]);
+      return { sent, failed: failures.length, answeredBy };
+    },
+  };
+}
