@@ -76,6 +76,11 @@ export class LoadBalancerPlacement {
     this.#o = options;
   }
 
+  /** Forgets what the Service's last decision left out (its load balancer is going). */
+  forget(key: string): void {
+    this.#leftOut.delete(key);
+  }
+
   /** Zone, network and HA of a new load balancer; undefined while nodes are still being initialised. */
   async place(service: SlimService, intent: ServiceIntent): Promise<Placement | undefined> {
     const o = this.#o;

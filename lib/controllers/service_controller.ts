@@ -233,6 +233,7 @@ export class ServiceController {
     if (!service) return;
     if (needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) {
       this.#drains.delete(key);
+      this.#placement.forget(key);
       const result = await this.#cleanup.cleanup(service);
       await this.#readiness.clear(service);
       return result;
