@@ -6,7 +6,8 @@
 # (node_modules/deno/, node_modules/@deno/linux-…-glibc/), and the binary is copied to node_modules/deno/deno: the job
 # of the `deno` package's postinstall (install.cjs), which links the platform package's binary there.
 # The registry comes from the machine's npm configuration; the install lives outside the clone. An install checked
-# once is not hashed again while its binary keeps its size, time and inode (the stamp file .checked beside it).
+# once is not hashed again while its binary keeps its size, inode and modification and change times to the nanosecond
+# (the stamp file .checked beside it; a write to the binary moves its change time, which no user can set back).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DENO_RUNTIME_CALLER=deno.sh
@@ -22,7 +23,7 @@ root="${DENO_INSTALL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ankra-cloud-ccm/deno
 bin="$root/node_modules/deno/deno"
 stamp="$root/.checked"
 
-stamp_line() { printf '%s %s\n' "$(pinned_field "$platform" 5)" "$(stat -c '%s %Y %i' -- "$bin")"; }
+stamp_line() { printf '%s %s\n' "$(pinned_field "$platform" 5)" "$(stat -c '%s %i %.9Y %.9Z' -- "$bin")"; }
 
 # An install that is already the pinned one: print it (and stamp it, once its binary has been hashed).
 installed() {
