@@ -20,6 +20,7 @@ import { nodeInformer } from "../lib/kube/cluster_informers.ts";
 import { testControlPlane } from "../tests/support/control_plane.ts";
 import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
 import { startTestCloud, testSeed } from "../tests/support/simulator.ts";
+import { nodeWriter } from "../lib/kube/node_writes.ts";
 
 const WINDOW_MS = Number(Deno.env.get("BENCH_WINDOW_MS") ?? 60_000);
 const plane = testControlPlane();
@@ -55,16 +56,16 @@ await nodes.synced;
 runs.push(
   view.run(stop.signal),
   new NodeController({
-    writes: { kube },
-    nodes,
+    writes: nodeWriter({ kube }),
+    nodes: nodes.watched(),
     view,
     events: new EventRecorder(kube, { component: "cloud-node-controller" }),
     refreshPeriodMs: 300_000,
     workers: 1,
   }).run(stop.signal),
   new NodeLifecycleController({
-    writes: { kube },
-    nodes,
+    writes: nodeWriter({ kube }),
+    nodes: nodes.watched(),
     view,
     events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller" }),
     periodMs: 5_000,

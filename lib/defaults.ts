@@ -23,6 +23,16 @@ export const DEFAULTS = {
   placementFactsTtlMs: 600_000,
   /** When a Service whose nodes have no address on its network is looked at again. */
   networkRecheckMs: 30_000,
+  /** When a Service with no initialised node yet is looked at again (a node joining wakes it sooner). */
+  waitingForNodesRecheckMs: 30_000,
+  /** Drift-check period of a served Service when none is configured (`--load-balancer-drift-period` sets it). */
+  driftCheckMs: 600_000,
+  /** When a Service whose new load balancer is tracked is looked at again if the tracker never reports. */
+  provisioningFallbackMs: 60_000,
+  /** Window that gathers nodes joining together, so their servers' interfaces are read in one bulk request. */
+  nodeJoinWindowMs: 100,
+  /** Window that gathers nodes going NotReady together (a zone outage), so their servers are read in one request. */
+  notReadyBatchMs: 500,
   /** Period of the shared server list. */
   serverListPeriodMs: 60_000,
   /** Least time between two on-demand server lists (a node whose server is not known yet). */

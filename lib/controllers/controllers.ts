@@ -1,12 +1,17 @@
 /**
  * The controllers this binary runs while it leads (or, in a dry run, at once), chosen with `--controllers`: the
- * shared cloud view, the cloud-node and cloud-node-lifecycle controllers, and the service controller.
+ * shared cloud view, the cloud-node and cloud-node-lifecycle controllers, and the service controller. This is the one
+ * place where each controller is handed what it may touch: read-only views of the informers' stores
+ * (`Informer.watched`), the one write interface of its kind (`nodeWriter`, `serviceWriter`: the API server, or in a
+ * dry run the report), its event sinks and the Ankra client.
  *
  * @module
  */
 import type { Controller, ControllerContext } from "../controller_manager.ts";
 import { endpointSliceInformer, ReadyEndpoints } from "../kube/endpoint_slices.ts";
 import { EventRecorder } from "../kube/events.ts";
+import { nodeWriter } from "../kube/node_writes.ts";
+import { serviceWriter } from "../kube/service_writes.ts";
 import { CloudView } from "./cloud_view.ts";
 import { ClusterUid } from "./cluster_identity.ts";
 import { NodeController } from "./node_controller.ts";
@@ -18,7 +23,7 @@ import { ServiceController } from "./service_controller.ts";
 export function buildControllers(context: ControllerContext): Controller[] {
   const { config, kube, cloud, nodes, services, metrics, dryRun } = context;
   const host = Deno.hostname();
-  const writes = { kube, dryRun };
+  const target = { kube, dryRun };
   const recorder = (component: string) => new EventRecorder(kube, { component, host, metrics, dryRun });
   const wanted = new Set(config.controllers);
   const controllers: Controller[] = [];
@@ -28,8 +33,8 @@ export function buildControllers(context: ControllerContext): Controller[] {
     if (wanted.has("cloud-node")) {
       controllers.push(
         new NodeController({
-          writes,
-          nodes,
+          writes: nodeWriter(target),
+          nodes: nodes.watched(),
           view,
           events: recorder("cloud-node-controller"),
           refreshPeriodMs: config.nodeStatusUpdateFrequencyMs,
@@ -41,8 +46,8 @@ export function buildControllers(context: ControllerContext): Controller[] {
     if (wanted.has("cloud-node-lifecycle")) {
       controllers.push(
         new NodeLifecycleController({
-          writes,
-          nodes,
+          writes: nodeWriter(target),
+          nodes: nodes.watched(),
           view,
           events: recorder("cloud-node-lifecycle-controller"),
           periodMs: config.nodeMonitorPeriodMs,
@@ -70,10 +75,10 @@ export function buildControllers(context: ControllerContext): Controller[] {
     });
     controllers.push(once("service", (uid, signal) =>
       new ServiceController({
-        writes,
+        writes: serviceWriter(target),
         cloud,
-        services,
-        nodes,
+        services: services.watched(),
+        nodes: nodes.watched(),
         clusterName: config.clusterName,
         clusterUid: uid,
         loadBalancerClass: config.loadBalancerClass,
@@ -97,7 +102,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
       controllers.push(once("load-balancer-sweeper", (uid, signal) =>
         new LoadBalancerSweeper({
           cloud,
-          services,
+          services: services.watched(),
           clusterName: config.clusterName,
           clusterUid: uid,
           periodMs: config.loadBalancerDriftPeriodMs,

@@ -96,7 +96,7 @@ const TIMER_SLACK_MS = 50;
 
 /** The directory. */
 export class LoadBalancerDirectory {
-  readonly #cloud: AnkraCloudClient;
+  readonly #cloud: Pick<AnkraCloudClient, "listLoadBalancers" | "getLoadBalancer">;
   readonly #options: LoadBalancerDirectoryOptions;
   /** Service key → load balancer id. */
   #ids = new Map<string, string>();
@@ -111,7 +111,10 @@ export class LoadBalancerDirectory {
   #primed = false;
 
   /** Creates an empty directory; {@linkcode LoadBalancerDirectory.prime} fills it. */
-  constructor(cloud: AnkraCloudClient, options: LoadBalancerDirectoryOptions) {
+  constructor(
+    cloud: Pick<AnkraCloudClient, "listLoadBalancers" | "getLoadBalancer">,
+    options: LoadBalancerDirectoryOptions,
+  ) {
     this.#cloud = cloud;
     this.#options = options;
   }

@@ -10,10 +10,9 @@
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
 import type { LoadBalancerCalls } from "../cloud/load_balancers.ts";
 import { isNotFound } from "../cloud/errors.ts";
-import type { Informer } from "../kube/informer.ts";
+import type { SyncedStore } from "../kube/store_reader.ts";
 import type { SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";
@@ -38,8 +37,8 @@ export interface SweepPass {
 export interface LoadBalancerSweeperOptions {
   /** Ankra Cloud load balancer calls. */
   cloud: Pick<LoadBalancerCalls, "listLoadBalancers" | "deleteLoadBalancer">;
-  /** Services. */
-  services: Pick<Informer<V1Service, SlimService>, "hasSynced" | "synced" | "store">;
+  /** The Services, read-only: a load balancer is leaked only when its Service is absent from the synced store. */
+  services: Pick<SyncedStore<SlimService>, "hasSynced" | "synced" | "store">;
   /** `--cluster-name`. */
   clusterName: string;
   /** UID of the `kube-system` namespace: only load balancers carrying it are swept. */

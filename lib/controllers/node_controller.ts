@@ -12,53 +12,53 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
 import type { Server } from "../cloud/client.ts";
-import type { EventRecorder, ObjectReference } from "../kube/events.ts";
-import type { Informer } from "../kube/informer.ts";
-import { initialiseNode, patchNodeLabels, replaceNodeAddresses } from "../kube/node_writes.ts";
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
+import type { EventSink, ObjectReference } from "../kube/events.ts";
+import type { NodeWriter } from "../kube/node_writes.ts";
+import type { WatchedStore } from "../kube/store_reader.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import {
-  applyProvidedNodeIp,
-  sameAddresses,
-  serverAddresses,
-  withKubeletHostname,
-} from "../provider/node_addresses.ts";
-import {
-  hostnameCandidates,
-  type InstanceMetadata,
-  isUninitialized,
-  labelChanges,
-  UNINITIALIZED_TAINT,
-} from "../provider/node_plan.ts";
-import { classifyProviderId, formatProviderId, parseProviderId } from "../provider/provider_id.ts";
+import { isUninitialized, nodeChangeNeedsPass, planNode, serverNotFound } from "../provider/node_plan.ts";
+import { classifyProviderId } from "../provider/provider_id.ts";
 import { isUnmanagedNode } from "../provider/node_management.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { whenAborted } from "../runtime/abort.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { WorkQueue } from "../runtime/work_queue.ts";
 import type { CloudView } from "./cloud_view.ts";
+import { JoinWindow } from "./node_join_window.ts";
 import { DEFAULTS } from "../defaults.ts";
+
+/** What the cloud-node controller reads of the shared server view. */
+export type NodeServerView = Pick<
+  CloudView,
+  | "synced"
+  | "refresh"
+  | "match"
+  | "checkUnknown"
+  | "interfaces"
+  | "region"
+  | "prefetchInterfaces"
+  | "onRefresh"
+>;
 
 /** Options of {@linkcode NodeController}. */
 export interface NodeControllerOptions {
-  /** Where Kubernetes writes go (in a dry run: the report). */
-  writes: KubeWriteTarget;
-  /** Node informer. */
-  nodes: Informer<V1Node, SlimNode>;
-  /** The shared cloud view. */
-  view: CloudView;
-  /** Events with source `cloud-node-controller`. */
-  events: EventRecorder;
+  /** Every write to Nodes (in a dry run: described in the report). */
+  writes: NodeWriter;
+  /** The Nodes, read-only, and their changes. */
+  nodes: WatchedStore<SlimNode>;
+  /** The shared server view. */
+  view: NodeServerView;
+  /** Where events with source `cloud-node-controller` go. */
+  events: EventSink;
   /** Address and label refresh period (`--node-status-update-frequency`, 5 min). */
   refreshPeriodMs: number;
   /** Workers (`--concurrent-node-syncs`). */
   workers: number;
-  /** Retry backoff base (default 5 s; tests shorten it). */
+  /** Retry backoff base (default `DEFAULTS.retryBaseMs`; tests shorten it). */
   retryBaseMs?: number;
-  /** Metrics. */
+  /** Where the work queue's metrics go. */
   metrics?: MetricsRegistry;
 }
 
@@ -72,10 +72,9 @@ export class NodeController {
   readonly name = "cloud-node";
   readonly #options: NodeControllerOptions;
   readonly #queue: WorkQueue;
-  /** Joining nodes whose servers' interfaces are about to be read together: the read each one waits for. */
-  readonly #joining = new Map<string, Promise<void>>();
+  readonly #window: JoinWindow;
 
-  /** Creates the controller. */
+  /** Creates the controller; {@linkcode NodeController.run} starts it. */
   constructor(options: NodeControllerOptions) {
     this.#options = options;
     this.#queue = new WorkQueue({
@@ -84,59 +83,30 @@ export class NodeController {
       baseDelayMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
       metrics: options.metrics,
     });
+    this.#window = new JoinWindow({
+      joiningServerIds: () =>
+        options.nodes.store.list().filter((node) => isUninitialized(node) && !isUnmanagedNode(node))
+          .flatMap((node) => this.#knownServerIds(node)),
+      prefetch: (ids) => options.view.prefetchInterfaces(ids),
+    });
   }
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const { nodes, view, refreshPeriodMs } = this.#options;
-    // Nodes that join together get their servers' interfaces read together, before their own passes ask for them.
-    let window: { names: Set<string>; read: PromiseWithResolvers<void> } | undefined;
-    let windowTimer: ReturnType<typeof setTimeout> | undefined;
-    const prefetchSoon = (name: string) => {
-      if (this.#joining.has(name)) return;
-      if (!window) {
-        const current = window = { names: new Set<string>(), read: Promise.withResolvers<void>() };
-        windowTimer = setTimeout(() => {
-          window = undefined;
-          const ids = nodes.store.list().filter((node) => isUninitialized(node) && !isUnmanagedNode(node))
-            .flatMap((node) => this.#knownServerIds(node));
-          const read = ids.length > 1 ? view.prefetchInterfaces(ids) : Promise.resolve();
-          read.catch(() => {}).finally(() => {
-            for (const joined of current.names) this.#joining.delete(joined);
-            current.read.resolve();
-          });
-        }, 100);
-      }
-      window.names.add(name);
-      this.#joining.set(name, window.read.promise);
-    };
-    signal.addEventListener("abort", () => {
-      clearTimeout(windowTimer);
-      window?.read.resolve();
-    }, { once: true });
+    signal.addEventListener("abort", () => this.#window.stop(), { once: true });
     nodes.onChange((change) => {
-      if (signal.aborted) return;
-      if (change.type === "deleted") return;
-      const node = change.object;
-      if (isUnmanagedNode(node)) return;
-      if (change.type === "added" || isUninitialized(node)) {
-        if (isUninitialized(node)) prefetchSoon(node.name);
-        return this.#queue.add(node.name);
-      }
-      const old = change.old;
-      if (
-        old.providerID !== node.providerID || JSON.stringify(old.labels) !== JSON.stringify(node.labels) ||
-        JSON.stringify(old.addresses) !== JSON.stringify(node.addresses)
-      ) {
-        this.#queue.add(node.name);
-      }
+      if (signal.aborted || change.type === "deleted" || isUnmanagedNode(change.object)) return;
+      if (!nodeChangeNeedsPass(change)) return;
+      if (isUninitialized(change.object)) this.#window.join(change.object.name);
+      this.#queue.add(change.object.name);
     });
     // A node waiting for its server is looked at again as soon as a fresh list may have it.
     view.onRefresh(() => {
       if (signal.aborted) return;
       for (const node of nodes.store.list()) {
         if (!isUninitialized(node) || isUnmanagedNode(node)) continue;
-        prefetchSoon(node.name);
+        this.#window.join(node.name);
         this.#queue.add(node.name);
       }
     });
@@ -156,64 +126,29 @@ export class NodeController {
     return match.kind === "matched" ? [match.server.id] : [];
   }
 
-  /** Finds the node's server in the view (refreshing it on demand once). */
+  /**
+   * Finds the node's server by the one matching rule ({@linkcode CloudView.match}), refreshing the view once (and
+   * asking about an id it never listed) when it is missing.
+   */
   async #findServer(node: SlimNode): Promise<Server> {
     const { view } = this.#options;
     if (!view.synced && !(await view.refresh({ force: true }))) {
       throw new Error("the server list is not available yet");
     }
-    const id = node.providerID ? parseProviderId(node.providerID)?.serverId : undefined;
-    if (id) {
-      let server = view.server(id);
-      if (!server) {
-        await view.refresh();
-        await view.checkUnknown(id);
-        server = view.server(id);
-      }
-      if (!server) {
-        throw new WaitingForUser(
-          "InstanceNotFound",
-          `no Ankra Cloud server has id ${id} (from spec.providerID ${node.providerID}); check the providerID`,
-        );
-      }
-      return server;
+    let match = view.match(node);
+    if (match.kind === "missing") {
+      const refreshed = await view.refresh();
+      if (match.serverId) await view.checkUnknown(match.serverId);
+      if (refreshed || match.serverId) match = view.match(node);
     }
-    const candidates = hostnameCandidates(node.name);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const match = view.match(node);
-      if (match.kind === "matched") return match.server;
-      if (match.kind === "ambiguous") {
-        throw new WaitingForUser(
-          "AmbiguousHostname",
-          `${match.servers.length} Ankra Cloud servers have hostname ${match.hostname} (${
-            match.servers.map((s) => `${s.zone}/${s.id}`).join(", ")
-          }); set the node's spec.providerID to ankracloud://<zone>/<server-id>`,
-        );
-      }
-      if (attempt === 0 && !(await view.refresh())) break;
-    }
-    throw new WaitingForUser(
-      "InstanceNotFound",
-      `no Ankra Cloud server has hostname ${candidates.join(" or ")}; name the node after its server or set ` +
-        "spec.providerID to ankracloud://<zone>/<server-id>",
-    );
+    if (match.kind === "matched") return match.server;
+    const problem = serverNotFound(node, match);
+    throw new WaitingForUser(problem.reason, problem.message);
   }
 
-  async #metadata(server: Server): Promise<InstanceMetadata> {
-    const { view } = this.#options;
-    const [interfaces, region] = await Promise.all([view.interfaces(server.id), view.region(server.zone)]);
-    return {
-      providerID: formatProviderId({ zone: server.zone, serverId: server.id }),
-      instanceType: server.plan,
-      zone: server.zone,
-      region,
-      addresses: serverAddresses(server, interfaces),
-    };
-  }
-
-  /** Reconciles one node (exported for tests through the queue). */
+  /** Reconciles one node: finds its server, plans ({@linkcode planNode}) and writes the plan. */
   async reconcile(name: string): Promise<void> {
-    const { nodes, events, writes } = this.#options;
+    const { nodes, events, writes, view } = this.#options;
     const node = nodes.store.get(name);
     if (!node || node.deletionTimestamp || isUnmanagedNode(node)) return;
     const kind = classifyProviderId(node.providerID);
@@ -228,12 +163,13 @@ export class NodeController {
       return;
     }
     const initialising = isUninitialized(node);
+    let plan;
     let server: Server;
-    let metadata: InstanceMetadata;
     try {
       server = await this.#findServer(node);
-      await this.#joining.get(name);
-      metadata = await this.#metadata(server);
+      await this.#window.ready(name);
+      const [interfaces, region] = await Promise.all([view.interfaces(server.id), view.region(server.zone)]);
+      plan = planNode(node, { server, interfaces, region });
     } catch (cause) {
       if (cause instanceof WaitingForUser) {
         if (initialising) {
@@ -245,38 +181,26 @@ export class NodeController {
       }
       throw cause;
     }
-    const addresses = withKubeletHostname(metadata.addresses, node.addresses);
-    const provided = applyProvidedNodeIp(addresses, node.providedNodeIP);
-    if (!provided.ok) {
-      const message = `the kubelet's --node-ip (alpha.kubernetes.io/provided-node-ip ${node.providedNodeIP}) ` +
-        `is not an address of server ${server.zone}/${server.id}: ${provided.missing.join(", ")} not among ` +
-        `${addresses.filter((a) => a.type !== "Hostname").map((a) => a.address).join(", ")}` +
-        (initialising ? "; the node stays tainted until --node-ip names one of them" : "");
-      events.event(reference(node), "Warning", "NodeIPNotFound", message);
-      if (initialising) throw new WaitingForUser("NodeIPNotFound", message);
+    if (plan.kind === "refused") {
+      events.event(reference(node), "Warning", plan.reason, plan.message);
+      if (plan.waits) throw new WaitingForUser(plan.reason, plan.message);
       return;
     }
     let resourceVersion = node.resourceVersion;
-    if (!sameAddresses(node.addresses, provided.addresses)) {
-      resourceVersion = await replaceNodeAddresses(writes, name, provided.addresses) ?? resourceVersion;
+    if (plan.addresses) {
+      resourceVersion = await writes.replaceAddresses(name, plan.addresses) ?? resourceVersion;
       // A dry run sent nothing: the report already said `dry run: would …` once.
       if (!writes.dryRun) {
-        log.info(2, "updated node addresses", { node: name, addresses: provided.addresses.map((a) => a.address) });
+        log.info(2, "updated node addresses", { node: name, addresses: plan.addresses.map((a) => a.address) });
       }
     }
-    const labels = labelChanges(node, metadata);
-    if (initialising) {
-      const changed = await initialiseNode(writes, name, {
-        providerID: metadata.providerID,
-        labels,
-        taintKey: UNINITIALIZED_TAINT,
-      }, { ...node, resourceVersion });
-      if (changed) {
+    if (plan.initialise) {
+      if (await writes.initialise(name, plan.initialise, { ...node, resourceVersion })) {
         events.event(reference(node), "Normal", "Synced", "Node synced successfully");
         if (!writes.dryRun) log.info(1, "initialised node", { node: name, server: `${server.zone}/${server.id}` });
       }
-    } else if (Object.keys(labels).length > 0) {
-      await patchNodeLabels(writes, name, labels);
+    } else if (plan.labels) {
+      await writes.patchLabels(name, plan.labels);
     }
   }
 }

@@ -14,30 +14,32 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
-import type { EventRecorder, ObjectReference } from "../kube/events.ts";
-import type { Informer } from "../kube/informer.ts";
-import { deleteNode, setNodeTaint } from "../kube/node_writes.ts";
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
+import type { EventSink, ObjectReference } from "../kube/events.ts";
+import type { NodeWriter } from "../kube/node_writes.ts";
+import type { WatchedStore } from "../kube/store_reader.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import { hasShutdownTaint, shutdownTaint } from "../provider/node_plan.ts";
+import { shutdownTaint } from "../provider/node_plan.ts";
+import { lifecycleAction } from "../provider/node_lifecycle.ts";
 import { isUnmanagedNode } from "../provider/node_management.ts";
 import { parseProviderId } from "../provider/provider_id.ts";
-import { serverPresence } from "../provider/server_state.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 import type { CloudView } from "./cloud_view.ts";
+import { DEFAULTS } from "../defaults.ts";
+
+/** What the lifecycle controller reads of the shared server view. */
+export type LifecycleServerView = Pick<CloudView, "synced" | "server" | "isGone" | "checkUnknown" | "refreshServers">;
 
 /** Options of {@linkcode NodeLifecycleController}. */
 export interface NodeLifecycleOptions {
-  /** Where Kubernetes writes go (in a dry run: the report). */
-  writes: KubeWriteTarget;
-  /** Node informer. */
-  nodes: Informer<V1Node, SlimNode>;
-  /** The shared cloud view. */
-  view: CloudView;
-  /** Events with source `cloud-node-lifecycle-controller`. */
-  events: EventRecorder;
+  /** Every write to Nodes (in a dry run: described in the report). */
+  writes: NodeWriter;
+  /** The Nodes, read-only, and their changes. */
+  nodes: WatchedStore<SlimNode>;
+  /** The shared server view. */
+  view: LifecycleServerView;
+  /** Where events with source `cloud-node-lifecycle-controller` go. */
+  events: EventSink;
   /** `--node-monitor-period` (5 s). */
   periodMs: number;
 }
@@ -46,34 +48,13 @@ function reference(node: SlimNode): ObjectReference {
   return { kind: "Node", apiVersion: "v1", name: node.name, uid: node.uid };
 }
 
-/** The decision for one node on one pass. */
-export type LifecycleAction = "none" | "remove-shutdown-taint" | "add-shutdown-taint" | "delete" | "check-unknown";
-
-/** Decides what to do with a node, from the node and what the view knows. Pure. */
-export function lifecycleAction(
-  node: SlimNode,
-  view: Pick<CloudView, "synced" | "server" | "isGone">,
-): LifecycleAction {
-  if (isUnmanagedNode(node)) return "none";
-  if (node.ready === "True") return hasShutdownTaint(node) ? "remove-shutdown-taint" : "none";
-  if (node.deletionTimestamp || !node.providerID) return "none";
-  const id = parseProviderId(node.providerID)?.serverId;
-  if (!id || !view.synced) return "none";
-  const server = view.server(id);
-  if (!server) return view.isGone(id) ? "delete" : "check-unknown";
-  const presence = serverPresence(server.state);
-  if (!presence.exists) return "delete";
-  if (presence.shutdown && !hasShutdownTaint(node)) return "add-shutdown-taint";
-  return "none";
-}
-
 /** The cloud-node-lifecycle controller. */
 export class NodeLifecycleController {
   /** Name for logs. */
   readonly name = "cloud-node-lifecycle";
   readonly #options: NodeLifecycleOptions;
 
-  /** Creates the controller. */
+  /** Creates the controller; {@linkcode NodeLifecycleController.run} starts it. */
   constructor(options: NodeLifecycleOptions) {
     this.#options = options;
   }
@@ -97,7 +78,7 @@ export class NodeLifecycleController {
         view.refreshServers(ids).then(() => this.monitor()).catch((cause) =>
           log.warn("checking nodes that went NotReady failed", { error: cause })
         );
-      }, 500);
+      }, DEFAULTS.notReadyBatchMs);
     });
     signal.addEventListener("abort", () => clearTimeout(checking), { once: true });
     while (!signal.aborted) {
@@ -136,7 +117,7 @@ export class NodeLifecycleController {
   }
 
   async #setShutdownTaint(node: SlimNode, present: boolean): Promise<void> {
-    const changed = await setNodeTaint(this.#options.writes, node.name, shutdownTaint(new Date()), present);
+    const changed = await this.#options.writes.setTaint(node.name, shutdownTaint(new Date()), present);
     // In a dry run nothing was sent: the report said `dry run: would …` once.
     if (changed && !this.#options.writes.dryRun) {
       log.info(1, present ? "tainted shut-down node" : "removed shutdown taint", { node: node.name });
@@ -152,7 +133,7 @@ export class NodeLifecycleController {
       `Deleting node ${node.name} because it does not exist in the cloud provider`,
     );
     try {
-      if (await deleteNode(writes, node) && !writes.dryRun) {
+      if (await writes.delete(node) && !writes.dryRun) {
         log.info(0, "deleted node whose server is gone", { node: node.name, providerID: node.providerID });
       }
     } catch (cause) {

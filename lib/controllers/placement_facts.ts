@@ -31,7 +31,7 @@ interface Cached<T> {
 
 /** Cached placement facts. */
 export class PlacementFacts {
-  readonly #cloud: AnkraCloudClient;
+  readonly #cloud: Pick<AnkraCloudClient, "getZoneCapabilities" | "listNetworks" | "getNetwork" | "listServers">;
   readonly #ttlMs: number;
   readonly #capabilities = new Map<string, Cached<ZoneCapabilities | "unknown">>();
   #networks?: Cached<Network[]>;
@@ -39,7 +39,10 @@ export class PlacementFacts {
   #publicIpv6?: Cached<Map<string, string>>;
 
   /** Creates an empty cache. */
-  constructor(cloud: AnkraCloudClient, options: PlacementFactsOptions = {}) {
+  constructor(
+    cloud: Pick<AnkraCloudClient, "getZoneCapabilities" | "listNetworks" | "getNetwork" | "listServers">,
+    options: PlacementFactsOptions = {},
+  ) {
     this.#cloud = cloud;
     this.#ttlMs = options.ttlMs ?? DEFAULTS.placementFactsTtlMs;
   }

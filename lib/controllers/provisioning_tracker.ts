@@ -6,6 +6,9 @@
  * while the window has plenty left; once the budget paces, they are spaced to use at most about a twentieth of the
  * API's limit.
  *
+ * What it finds is handed out as {@linkcode TrackedOutcome}s (`served`, `lost`) by {@linkcode ProvisioningTracker.outcomes},
+ * which the service controller consumes; the summaries a list brings are taught to the {@linkcode LoadBalancerDirectory}.
+ *
  * @module
  */
 import type { AnkraCloudClient, LoadBalancer } from "../cloud/client.ts";
@@ -15,6 +18,7 @@ import { abortableSleep } from "../runtime/abort.ts";
 import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";
 import { loadBalancerIngress } from "../provider/service_ingress.ts";
 import { DEFAULTS } from "../defaults.ts";
+import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
 
 /** Options of {@linkcode ProvisioningTracker}. */
 export interface ProvisioningTrackerOptions {
@@ -22,17 +26,22 @@ export interface ProvisioningTrackerOptions {
   clusterName: string;
   /** Least time between polls (default 1 s). */
   minPollMs?: number;
-  /** A load balancer has its address: write it (called once per tracked load balancer). */
-  onServed(serviceKey: string, lb: LoadBalancer): void;
-  /** A tracked load balancer is gone or being deleted: look at its Service again. */
-  onLost(serviceKey: string): void;
-  /** Summaries of this cluster's load balancers seen by a poll. */
-  onListed?(summaries: LoadBalancer[]): void;
+  /** Learns the summaries of this cluster's load balancers a list brings. */
+  directory: Pick<LoadBalancerDirectory, "learn">;
 }
+
+/**
+ * What a poll found about a tracked load balancer: `served` — it has its address (the Service's status can be
+ * written); `lost` — it is gone or being deleted (the Service must be looked at again). Each tracked load balancer
+ * ends with one of them.
+ */
+export type TrackedOutcome =
+  | { kind: "served"; serviceKey: string; loadBalancer: LoadBalancer }
+  | { kind: "lost"; serviceKey: string };
 
 /** The tracker. */
 export class ProvisioningTracker {
-  readonly #cloud: AnkraCloudClient;
+  readonly #cloud: Pick<AnkraCloudClient, "listLoadBalancers" | "getLoadBalancer" | "budget">;
   readonly #options: ProvisioningTrackerOptions;
   /** Load balancer id → Service key. */
   readonly #tracked = new Map<string, string>();
@@ -41,7 +50,10 @@ export class ProvisioningTracker {
   #pages = 1;
 
   /** Creates the tracker; {@linkcode ProvisioningTracker.run} polls while something is tracked. */
-  constructor(cloud: AnkraCloudClient, options: ProvisioningTrackerOptions) {
+  constructor(
+    cloud: Pick<AnkraCloudClient, "listLoadBalancers" | "getLoadBalancer" | "budget">,
+    options: ProvisioningTrackerOptions,
+  ) {
     this.#cloud = cloud;
     this.#options = options;
   }
@@ -69,8 +81,8 @@ export class ProvisioningTracker {
     return Math.max(minimum, Math.min(60_000 / (budget.apiLimit * 0.05), 15_000));
   }
 
-  /** Polls until `signal` aborts. */
-  async run(signal: AbortSignal): Promise<void> {
+  /** Polls while something is tracked and hands out what each poll found, until `signal` aborts. */
+  async *outcomes(signal: AbortSignal): AsyncGenerator<TrackedOutcome> {
     while (!signal.aborted) {
       if (this.#tracked.size === 0) {
         await new Promise<void>((resolve) => {
@@ -82,16 +94,18 @@ export class ProvisioningTracker {
       }
       await abortableSleep(this.#interval(), signal).catch(() => {});
       if (signal.aborted) return;
-      await this.poll(signal).catch((cause) => {
+      const found = await this.poll(signal).catch((cause) => {
         if (!signal.aborted) log.info(2, "polling provisioning load balancers failed; trying again", { error: cause });
+        return [];
       });
+      yield* found;
     }
   }
 
-  /** One poll over every tracked load balancer. */
-  async poll(signal?: AbortSignal): Promise<void> {
+  /** One poll over every tracked load balancer: what it found about each one that is no longer tracked. */
+  async poll(signal?: AbortSignal): Promise<TrackedOutcome[]> {
     const waiting = [...this.#tracked];
-    if (waiting.length === 0) return;
+    if (waiting.length === 0) return [];
     const found = new Map<string, LoadBalancer | undefined>();
     if (waiting.length <= Math.max(2, this.#pages)) {
       await Promise.all(waiting.map(async ([id]) => {
@@ -111,21 +125,23 @@ export class ProvisioningTracker {
         },
       );
       this.#pages = Math.max(1, Math.ceil((listed.items.length + listed.skipped.length) / 100));
-      this.#options.onListed?.(listed.items);
+      this.#options.directory.learn(listed.items);
       const byId = new Map(listed.items.map((lb) => [lb.id, lb]));
       const unreadable = new Set(listed.skipped.map((s) => s.id));
       for (const [id] of waiting) if (!unreadable.has(id)) found.set(id, byId.get(id));
     }
+    const outcomes: TrackedOutcome[] = [];
     for (const [id, key] of waiting) {
       if (!found.has(id) || this.#tracked.get(id) !== key) continue;
       const lb = found.get(id);
       if (!lb || lb.state === "deleting") {
         this.#tracked.delete(id);
-        this.#options.onLost(key);
+        outcomes.push({ kind: "lost", serviceKey: key });
       } else if (loadBalancerIngress(lb).length > 0) {
         this.#tracked.delete(id);
-        this.#options.onServed(key, lb);
+        outcomes.push({ kind: "served", serviceKey: key, loadBalancer: lb });
       }
     }
+    return outcomes;
   }
 }

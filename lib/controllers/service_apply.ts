@@ -7,8 +7,7 @@
  */
 import type { LoadBalancer } from "../cloud/client.ts";
 import { CloudApiError } from "../cloud/errors.ts";
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
-import { setServiceFinalizer, writeServiceIngress } from "../kube/service_writes.ts";
+import type { ServiceWriter } from "../kube/service_writes.ts";
 import type { SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { type LoadBalancerPlan, singleNodeMessage } from "../provider/load_balancer_plan.ts";
@@ -20,6 +19,7 @@ import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
 import type { Placement } from "./load_balancer_placement.ts";
 import type { ProvisioningTracker } from "./provisioning_tracker.ts";
 import type { ServiceReporter } from "./service_reporter.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** What the apply step works on: the plan, and the load balancer it changes or the placement of a new one. */
 export interface PlannedPass {
@@ -30,8 +30,8 @@ export interface PlannedPass {
 
 /** What the apply step uses. */
 export interface ServiceApplyOptions {
-  /** Where Kubernetes writes go. */
-  writes: KubeWriteTarget;
+  /** Where the Service's writes go. */
+  writes: ServiceWriter;
   /** Which load balancer is each Service's. */
   directory: LoadBalancerDirectory;
   /** Polls load balancers until they run. */
@@ -64,7 +64,7 @@ export class ServiceApply {
     const o = this.#o;
     const { plan, placement } = pass;
     o.reporter.planned(service, plan.events, "before");
-    if (plan.calls.length > 0 || plan.ingress) await setServiceFinalizer(o.writes, service, FINALIZER, true);
+    if (plan.calls.length > 0 || plan.ingress) await o.writes.setFinalizer(service, FINALIZER, true);
     let result;
     try {
       result = await o.send(intent.key, plan.calls, {
@@ -98,7 +98,7 @@ export class ServiceApply {
         );
       }
     }
-    if (plan.ingress) await writeServiceIngress(o.writes, service, plan.ingress);
+    if (plan.ingress) await o.writes.writeIngress(service, plan.ingress);
     o.reporter.planned(service, plan.events, "after");
     const id = lb?.id ?? pass.current?.id ?? "";
     const addresses = (plan.ingress ?? service.ingress).flatMap((i) => (i.ip ? [i.ip] : []));
@@ -108,6 +108,6 @@ export class ServiceApply {
     if (plan.served || o.dryRun || !lb) return { result: { requeueAfterMs: o.driftCheckMs }, state };
     o.tracker.track(lb.id, intent.key);
     // The tracker writes the address; this is only the fallback if it never reports.
-    return { result: { requeueAfterMs: 60_000 }, state };
+    return { result: { requeueAfterMs: DEFAULTS.provisioningFallbackMs }, state };
   }
 }

@@ -7,14 +7,15 @@
  *
  * @module
  */
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
-import { setServiceFinalizer, writeServiceIngress } from "../kube/service_writes.ts";
+import { objectKey } from "../kube/object_key.ts";
+import type { ServiceWriter } from "../kube/service_writes.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { loadBalancerLabels, loadBalancerName } from "../provider/load_balancer_names.ts";
 import { FINALIZER } from "../provider/service_plan.ts";
 import type { ReconcileResult } from "../runtime/work_queue.ts";
 import type { CloudCallSender } from "./cloud_call_executor.ts";
+import type { EdgeMembership } from "./edge_membership.ts";
 import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
 import type { ProvisioningTracker } from "./provisioning_tracker.ts";
 import type { ServiceReporter } from "./service_reporter.ts";
@@ -39,16 +40,22 @@ export interface ServiceCleanupOptions {
   reporter: ServiceReporter;
   /** Sends (or, in a dry run, describes) the calls. */
   send: CloudCallSender;
-  /** Where Kubernetes writes go. */
-  writes: KubeWriteTarget;
+  /** Where the Service's writes go. */
+  writes: ServiceWriter;
   /** `--cluster-name`. */
   clusterName: string;
   /** Removes the Service's members from an edge it used. */
-  leaveEdge(service: SlimService, edgeId: string): Promise<void>;
+  edges: Pick<EdgeMembership, "leave">;
   /** Look again after this long while the load balancer is being deleted. */
   deletePollMs: number;
-  /** Called once the Service's load balancer is gone, to forget what is kept about it. */
-  onGone(key: string): void;
+}
+
+/** What a cleanup pass left: when to look again, and whether everything of the Service's load balancer is gone. */
+export interface CleanupOutcome {
+  /** The next look (none once gone). */
+  result: ReconcileResult;
+  /** True once the load balancer is gone and the finalizer removed: what is kept about the Service can go. */
+  gone: boolean;
 }
 
 /** The cleanup steps. */
@@ -81,28 +88,28 @@ export class ServiceCleanup {
   }
 
   /** One pass over a Service whose load balancer must go. */
-  async cleanup(service: SlimService): Promise<ReconcileResult> {
+  async cleanup(service: SlimService): Promise<CleanupOutcome> {
     const o = this.#o;
-    const key = `${service.namespace}/${service.name}`;
+    const key = objectKey(service);
     try {
       const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
-      if (recordedEdge) await o.leaveEdge(service, recordedEdge);
+      if (recordedEdge) await o.edges.leave(service, recordedEdge);
       const retiring = await this.retireDedicated(service, {
         key,
         labels: loadBalancerLabels(o.clusterName, service.namespace, service.name),
         name: loadBalancerName(o.clusterName, service.namespace, service.name),
       });
-      if (retiring) return o.writes.dryRun ? undefined : { requeueAfterMs: o.deletePollMs };
-      await setServiceFinalizer(o.writes, service, FINALIZER, false);
-      if (!service.deletionTimestamp && service.ingress.length > 0) {
-        await writeServiceIngress(o.writes, service, null);
+      if (retiring) {
+        return { result: o.writes.dryRun ? undefined : { requeueAfterMs: o.deletePollMs }, gone: false };
       }
+      await o.writes.setFinalizer(service, FINALIZER, false);
+      if (!service.deletionTimestamp && service.ingress.length > 0) await o.writes.writeIngress(service, null);
     } catch (cause) {
       throw o.reporter.failed(service, "delete", cause);
     }
     o.directory.forget(key);
-    o.onGone(key);
     o.reporter.forget(service);
     o.reporter.service(service, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+    return { result: undefined, gone: true };
   }
 }

@@ -17,7 +17,7 @@
  * @module
  */
 import type { LoadBalancer } from "../cloud/client.ts";
-import { writeServiceIngress } from "../kube/service_writes.ts";
+import { objectKey } from "../kube/object_key.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { immutableNotice, planLoadBalancer, planServed } from "../provider/load_balancer_plan.ts";
@@ -38,20 +38,21 @@ import { withinAllowedResources } from "../provider/allowed_resources.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
 import { type CloudCallSender, cloudCallSender } from "./cloud_call_executor.ts";
+import { EdgeMembership } from "./edge_membership.ts";
 import { clusterNameCollision, LoadBalancerDirectory } from "./load_balancer_directory.ts";
 import { PlacementFacts } from "./placement_facts.ts";
 import { LoadBalancerPlacement } from "./load_balancer_placement.ts";
-import { ProvisioningTracker } from "./provisioning_tracker.ts";
+import { ProvisioningTracker, type TrackedOutcome } from "./provisioning_tracker.ts";
 import { ServiceCleanup } from "./service_cleanup.ts";
 import { ServiceEdge } from "./service_edge.ts";
 import { ServiceReporter } from "./service_reporter.ts";
 import { ServiceApply } from "./service_apply.ts";
-import { DEFAULT_DRIFT_CHECK_MS, type ServiceControllerOptions } from "./service_controller_options.ts";
+import type { ServiceControllerOptions } from "./service_controller_options.ts";
 import { failedState, ServiceReadiness } from "./service_readiness.ts";
 import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
 import { DEFAULTS } from "../defaults.ts";
 
-export { DEFAULT_DRIFT_CHECK_MS, FINALIZER };
+export { FINALIZER };
 export type { ServiceControllerOptions };
 export { nodeChangeMatters };
 
@@ -60,8 +61,76 @@ interface PassReport {
   state?: ReadyState;
 }
 
-function keyOf(service: { namespace: string; name: string }): string {
-  return `${service.namespace}/${service.name}`;
+/**
+ * The steps of a pass, each built once from the controller's options: none is handed another through a closure, and
+ * each imports only the steps below it (edge → cleanup → edge membership; apply and cleanup → tracker → directory).
+ */
+interface PassSteps {
+  directory: LoadBalancerDirectory;
+  placement: LoadBalancerPlacement;
+  tracker: ProvisioningTracker;
+  reporter: ServiceReporter;
+  readiness: ServiceReadiness;
+  send: CloudCallSender;
+  cleanup: ServiceCleanup;
+  edge: ServiceEdge;
+  edges: EdgeMembership;
+  apply: ServiceApply;
+}
+
+function passSteps(o: ServiceControllerOptions, driftMs: number): PassSteps {
+  const pollMs = o.provisioningPollMs ?? DEFAULTS.provisioningPollMs;
+  const directory = new LoadBalancerDirectory(o.cloud, {
+    clusterName: o.clusterName,
+    clusterUid: o.clusterUid,
+    documentTtlMs: driftMs,
+  });
+  const tracker = new ProvisioningTracker(o.cloud, { clusterName: o.clusterName, minPollMs: pollMs, directory });
+  const reporter = new ServiceReporter(o);
+  const send = cloudCallSender(o.cloud, { controller: "service", dryRun: o.dryRun });
+  const edges = new EdgeMembership({ cloud: o.cloud, send, writes: o.writes, clusterName: o.clusterName });
+  const cleanup = new ServiceCleanup({
+    directory,
+    tracker,
+    reporter,
+    send,
+    writes: o.writes,
+    clusterName: o.clusterName,
+    edges,
+    deletePollMs: pollMs,
+  });
+  return {
+    directory,
+    placement: new LoadBalancerPlacement({
+      facts: new PlacementFacts(o.cloud),
+      defaults: o.defaults,
+      dryRun: o.dryRun,
+    }),
+    tracker,
+    reporter,
+    readiness: new ServiceReadiness(o.writes),
+    send,
+    cleanup,
+    edge: new ServiceEdge({
+      cloud: o.cloud,
+      send,
+      writes: o.writes,
+      reporter,
+      cleanup,
+      driftCheckMs: driftMs,
+      provisioningPollMs: pollMs,
+    }),
+    edges,
+    apply: new ServiceApply({
+      writes: o.writes,
+      directory,
+      tracker,
+      reporter,
+      send,
+      driftCheckMs: driftMs,
+      dryRun: o.dryRun !== undefined,
+    }),
+  };
 }
 
 /** The service load balancer controller. */
@@ -72,15 +141,7 @@ export class ServiceController {
   readonly #classRule: ClassRule;
   readonly #driftMs: number;
   readonly #queue: WorkQueue;
-  readonly #directory: LoadBalancerDirectory;
-  readonly #placement: LoadBalancerPlacement;
-  readonly #tracker: ProvisioningTracker;
-  readonly #reporter: ServiceReporter;
-  readonly #readiness: ServiceReadiness;
-  readonly #edge: ServiceEdge;
-  readonly #cleanup: ServiceCleanup;
-  readonly #applier: ServiceApply;
-  readonly #send: CloudCallSender;
+  readonly #steps: PassSteps;
   /** Services whose next pass reads the real load balancer (the Service changed since its last read). */
   readonly #readNext = new Set<string>();
   /** False when the API server strips an ingress `ipMode` (before 1.30): none is published then. */
@@ -88,79 +149,22 @@ export class ServiceController {
   /** The members draining on each Service's load balancer: listener → member → since (epoch ms). */
   readonly #drains = new Map<string, Map<string, Map<string, number>>>();
 
-  /** Creates the controller. */
+  /** Creates the controller and the steps of its passes; {@linkcode ServiceController.run} starts it. */
   constructor(options: ServiceControllerOptions) {
     this.#o = options;
     this.#classRule = { requireClass: options.requireLoadBalancerClass };
-    this.#driftMs = options.driftCheckMs ?? DEFAULT_DRIFT_CHECK_MS;
+    this.#driftMs = options.driftCheckMs ?? DEFAULTS.driftCheckMs;
     this.#queue = new WorkQueue({
       name: "service",
       concurrency: options.workers,
       baseDelayMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
       metrics: options.metrics,
     });
-    this.#directory = new LoadBalancerDirectory(options.cloud, {
-      clusterName: options.clusterName,
-      clusterUid: options.clusterUid,
-      documentTtlMs: this.#driftMs,
-    });
-    this.#placement = new LoadBalancerPlacement({
-      facts: new PlacementFacts(options.cloud),
-      defaults: options.defaults,
-      dryRun: options.dryRun,
-    });
-    this.#tracker = new ProvisioningTracker(options.cloud, {
-      clusterName: options.clusterName,
-      minPollMs: options.provisioningPollMs,
-      onServed: (key, lb) => this.#served(key, lb),
-      onLost: (key) => {
-        this.#directory.invalidate(key);
-        this.#queue.add(key);
-      },
-      onListed: (summaries) => this.#directory.learn(summaries),
-    });
-    this.#reporter = new ServiceReporter(options);
-    this.#readiness = new ServiceReadiness(options.writes);
-    this.#send = cloudCallSender(options.cloud, { controller: "service", dryRun: options.dryRun });
-    this.#cleanup = new ServiceCleanup({
-      directory: this.#directory,
-      tracker: this.#tracker,
-      reporter: this.#reporter,
-      send: this.#send,
-      writes: options.writes,
-      clusterName: options.clusterName,
-      leaveEdge: (service, edgeId) => this.#edge.leave(service, edgeId),
-      deletePollMs: options.provisioningPollMs ?? DEFAULTS.provisioningPollMs,
-      onGone: (key) => this.#readNext.delete(key),
-    });
-    this.#applier = new ServiceApply({
-      writes: options.writes,
-      directory: this.#directory,
-      tracker: this.#tracker,
-      reporter: this.#reporter,
-      send: this.#send,
-      driftCheckMs: this.#driftMs,
-      dryRun: options.dryRun !== undefined,
-    });
-    this.#edge = new ServiceEdge({
-      cloud: options.cloud,
-      send: this.#send,
-      writes: options.writes,
-      reporter: this.#reporter,
-      clusterName: options.clusterName,
-      retireDedicated: (service, intent) =>
-        this.#cleanup.retireDedicated(service, {
-          key: intent.key,
-          labels: intent.labels,
-          name: intent.loadBalancerName,
-        }),
-      driftCheckMs: this.#driftMs,
-      provisioningPollMs: options.provisioningPollMs ?? DEFAULTS.provisioningPollMs,
-    });
+    this.#steps = passSteps(options, this.#driftMs);
     options.metrics?.gauge(
       "ankra_ccm_load_balancers_provisioning",
       "Load balancers created and waiting for their address.",
-      () => this.#tracker.size,
+      () => this.#steps.tracker.size,
     );
     options.metrics?.gauge(
       "ankra_ccm_load_balancers_served",
@@ -201,14 +205,14 @@ export class ServiceController {
       if (change.type === "updated" && !nodeChangeMatters(change.old, change.object)) return;
       for (const service of services.store.list()) {
         if (wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) {
-          this.#queue.addAfter(keyOf(service), this.#o.nodeBatchMs ?? DEFAULTS.nodeBatchMs);
+          this.#queue.addAfter(objectKey(service), this.#o.nodeBatchMs ?? DEFAULTS.nodeBatchMs);
         }
       }
     });
-    this.#ipModes = await this.#o.writes.kube.get<{ gitVersion?: string }>("/version")
-      .then((version) => keepsIpMode(version.gitVersion), () => true);
+    const version = await this.#o.writes.serverVersion();
+    this.#ipModes = version === undefined || keepsIpMode(version);
     try {
-      await this.#directory.prime(signal);
+      await this.#steps.directory.prime(signal);
     } catch (cause) {
       if (signal.aborted) return;
       log.warn("could not list the account's load balancers; looking each Service's up by its labels", {
@@ -219,9 +223,9 @@ export class ServiceController {
     const stopTokenWatch = this.#o.cloud.onTokenChange(() => this.#queue.retryFailedNow());
     signal.addEventListener("abort", stopTokenWatch, { once: true });
     if (endpoints) await waitForEndpoints(endpoints, signal);
-    for (const service of services.store.list()) if (this.#relevant(service)) this.#queue.add(keyOf(service));
+    for (const service of services.store.list()) if (this.#relevant(service)) this.#queue.add(objectKey(service));
     this.#queue.start((key) => this.reconcile(key));
-    const tracking = this.#tracker.run(signal);
+    const tracking = this.#follow(this.#steps.tracker.outcomes(signal));
     await whenAborted(signal);
     await this.#queue.shutdown();
     await tracking;
@@ -233,9 +237,10 @@ export class ServiceController {
     if (!service) return;
     if (needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) {
       this.#drains.delete(key);
-      this.#placement.forget(key);
-      const result = await this.#cleanup.cleanup(service);
-      await this.#readiness.clear(service);
+      this.#steps.placement.forget(key);
+      const { result, gone } = await this.#steps.cleanup.cleanup(service);
+      if (gone) this.#readNext.delete(key);
+      await this.#steps.readiness.clear(service);
       return result;
     }
     if (!wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) return;
@@ -243,10 +248,10 @@ export class ServiceController {
     const pass: PassReport = {};
     try {
       const result = await this.#ensure(service, pass);
-      if (pass.state) await this.#readiness.report(service, pass.state);
+      if (pass.state) await this.#steps.readiness.report(service, pass.state);
       return result;
     } catch (cause) {
-      await this.#readiness.report(service, pass.state ?? failedState(cause));
+      await this.#steps.readiness.report(service, pass.state ?? failedState(cause));
       throw cause;
     }
   }
@@ -259,18 +264,18 @@ export class ServiceController {
       clusterUid: o.clusterUid,
       loadBalancerClass: o.loadBalancerClass,
       defaults: o.defaults,
-      readyNodes: o.endpoints?.readyNodes(keyOf(service)),
+      readyNodes: o.endpoints?.readyNodes(objectKey(service)),
     });
     const intent = withinAllowedResources(asked, o.allowedResources ?? {});
     // 2. Tell the user what cannot be honoured; stop where the user must act.
-    this.#reporter.notices(service, intent.notices);
+    this.#steps.reporter.notices(service, intent.notices);
     if (intent.waitFor) {
       pass.state = waitingState(intent);
-      if (!intent.waitFor.reported) this.#reporter.failed(service, "ensure", intent.waitFor.message);
+      if (!intent.waitFor.reported) this.#steps.reporter.failed(service, "ensure", intent.waitFor.message);
       throw new WaitingForUser("SyncLoadBalancerFailed", intent.waitFor.message);
     }
     if (intent.noNodes) {
-      this.#reporter.service(
+      this.#steps.reporter.service(
         service,
         "Warning",
         "UnAvailableLoadBalancer",
@@ -280,10 +285,10 @@ export class ServiceController {
     const fresh = this.#readNext.delete(intent.key);
     try {
       const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
-      if (recordedEdge && recordedEdge !== intent.settings.edgeId) await this.#edge.leave(service, recordedEdge);
+      if (recordedEdge && recordedEdge !== intent.settings.edgeId) await this.#steps.edges.leave(service, recordedEdge);
       if (intent.settings.edgeId) {
         const edgeId = intent.settings.edgeId;
-        const edgePass = await this.#edge.ensure(service, intent, {
+        const edgePass = await this.#steps.edge.ensure(service, intent, {
           edgeId,
           ipMode: this.#ipModes ? ingressIpMode(intent.settings) : undefined,
         });
@@ -299,14 +304,16 @@ export class ServiceController {
         throw new Error(`load balancer ${found.lb.id} is being deleted; a new one is created once it is gone`);
       }
       // 4. Place a new one; the members are the nodes' addresses on the load balancer's network.
-      const placement = found ? undefined : await this.#placement.place(service, intent);
+      const placement = found ? undefined : await this.#steps.placement.place(service, intent);
       if (!found && !placement) {
         pass.state = notReady("WaitingForNodes", `waiting for ${intent.pendingNodes} node(s) to be initialised`);
-        return { requeueAfterMs: 30_000 };
+        return { requeueAfterMs: DEFAULTS.waitingForNodesRecheckMs };
       }
       const placed = placement ??
-        (found?.lb.network_id ? await this.#placement.onNetwork(service, intent, found.lb.network_id) : undefined);
-      if (placed) this.#reporter.notices(service, [placed.notice]);
+        (found?.lb.network_id
+          ? await this.#steps.placement.onNetwork(service, intent, found.lb.network_id)
+          : undefined);
+      if (placed) this.#steps.reporter.notices(service, [placed.notice]);
       const members = placed?.members ?? intent.members;
       // 5. Plan.
       const plan = planLoadBalancer({
@@ -314,16 +321,18 @@ export class ServiceController {
         currentIngress: service.ingress,
         ipMode: this.#ipModes ? ingressIpMode(intent.settings) : undefined,
         target: found ? { existing: found.lb } : { create: placement!.create },
-        ensuringOpen: this.#reporter.ensuringOpen(service),
+        ensuringOpen: this.#steps.reporter.ensuringOpen(service),
         adopt: found?.unlabelled ? { labels: intent.labels } : undefined,
         drain: { periodMs: o.memberDrainMs ?? 0, now: Date.now(), draining: this.#drains.get(intent.key) ?? new Map() },
       });
-      if (found) this.#reporter.notices(service, [immutableNotice(found.lb, intent.settings, o.defaults.networkId)]);
+      if (found) {
+        this.#steps.reporter.notices(service, [immutableNotice(found.lb, intent.settings, o.defaults.networkId)]);
+      }
       if (o.dryRun && found && plan.calls.length === 0 && !plan.ingress) {
         o.dryRun.note("service", intent.key, `adopt load balancer ${found.lb.id} (${found.lb.name}); no change`);
       }
       // 6. Apply.
-      const result = await this.#applier.apply(service, intent, { plan, current: found?.lb, placement });
+      const result = await this.#steps.apply.apply(service, intent, { plan, current: found?.lb, placement });
       // Members draining: remembered once sent, and a pass is due when the first drain ends.
       if (plan.drain.draining.size > 0) this.#drains.set(intent.key, plan.drain.draining);
       else this.#drains.delete(intent.key);
@@ -337,12 +346,12 @@ export class ServiceController {
       return result.result;
     } catch (cause) {
       if (fresh) this.#readNext.add(intent.key);
-      throw this.#reporter.failed(service, "ensure", cause);
+      throw this.#steps.reporter.failed(service, "ensure", cause);
     }
   }
 
   #find(service: SlimService, intent: ServiceIntent, fresh: boolean) {
-    return this.#directory.find(intent.key, {
+    return this.#steps.directory.find(intent.key, {
       labels: intent.labels,
       name: intent.loadBalancerName,
       mayExist: service.finalizers.includes(FINALIZER),
@@ -350,23 +359,34 @@ export class ServiceController {
     });
   }
 
+  /** Takes in what the tracker finds, until it stops (the controller's term ended). */
+  async #follow(outcomes: AsyncGenerator<TrackedOutcome>): Promise<void> {
+    for await (const outcome of outcomes) {
+      if (outcome.kind === "served") this.#served(outcome.serviceKey, outcome.loadBalancer);
+      else {
+        this.#steps.directory.invalidate(outcome.serviceKey);
+        this.#queue.add(outcome.serviceKey);
+      }
+    }
+  }
+
   /** The tracker saw the Service's load balancer get its address: write it now, outside the queue. */
   #served(key: string, summary: LoadBalancer): void {
     const service = this.#o.services.store.get(key);
     if (!service || needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) return;
-    this.#directory.update(key, summary);
+    this.#steps.directory.update(key, summary);
     this.#queue.addAfter(key, this.#driftMs);
     const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
     const plan = planServed(service.ingress, summary, {
-      ensuringOpen: this.#reporter.ensuringOpen(service),
+      ensuringOpen: this.#steps.reporter.ensuringOpen(service),
       ipMode: this.#ipModes && parsed.ok ? ingressIpMode(parsed.settings) : undefined,
     });
-    const write = plan.ingress ? writeServiceIngress(this.#o.writes, service, plan.ingress) : Promise.resolve();
+    const write = plan.ingress ? this.#o.writes.writeIngress(service, plan.ingress) : Promise.resolve();
     write.then(() => {
-      this.#reporter.planned(service, plan.events, "before");
-      this.#reporter.planned(service, plan.events, "after");
+      this.#steps.reporter.planned(service, plan.events, "before");
+      this.#steps.reporter.planned(service, plan.events, "after");
       const addresses = (plan.ingress ?? service.ingress).flatMap((i) => (i.ip ? [i.ip] : []));
-      void this.#readiness.report(service, servingState(`load balancer ${summary.id}`, addresses));
+      void this.#steps.readiness.report(service, servingState(`load balancer ${summary.id}`, addresses));
       log.info(1, "load balancer is serving", { service: key, loadBalancer: summary.id });
     }).catch((cause) => {
       log.warn("could not write the Service's address; the next pass retries", { service: key, error: cause });

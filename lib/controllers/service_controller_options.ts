@@ -1,34 +1,62 @@
 /**
- * What the service controller is given: the stores it reads, where its writes go, the Ankra client, the cluster's
- * identity and the settings of its passes.
+ * What the service controller is handed, in one record: read-only views of the stores it reads, the one interface
+ * its Service writes go through, where its events go, the Ankra operations it calls, the cluster's identity and the
+ * settings of its passes. `controllers.ts` builds it over the informers, the API server and the Ankra client; the fast
+ * tier's tests build it from plain objects and the in-process simulator.
  *
  * @module
  */
-import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { AnkraCloudClient } from "../cloud/client.ts";
-import type { EventRecorder } from "../kube/events.ts";
-import type { Informer } from "../kube/informer.ts";
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
+import type { ReadyEndpoints } from "../kube/endpoint_slices.ts";
+import type { EventSink } from "../kube/events.ts";
+import type { ServiceWriter } from "../kube/service_writes.ts";
+import type { WatchedStore } from "../kube/store_reader.ts";
 import type { SlimNode, SlimService } from "../kube/slim.ts";
 import type { AllowedResources } from "../provider/allowed_resources.ts";
 import type { LoadBalancerDefaults } from "../provider/service_plan.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
-import type { ReadyEndpoints } from "../kube/endpoint_slices.ts";
 
-/** The drift-check period when none is configured (10 minutes). */
-export const DEFAULT_DRIFT_CHECK_MS = 600_000;
+/**
+ * The Ankra Cloud operations the service controller and its steps call (the load balancer calls, the reads of
+ * placement and edges, the request budget the tracker paces by, and token changes).
+ */
+export type ServiceCloud = Pick<
+  AnkraCloudClient,
+  | "listLoadBalancers"
+  | "getLoadBalancer"
+  | "createLoadBalancer"
+  | "updateLoadBalancer"
+  | "deleteLoadBalancer"
+  | "createBackend"
+  | "updateBackend"
+  | "deleteBackend"
+  | "replaceMembers"
+  | "createFrontend"
+  | "deleteFrontend"
+  | "getEdge"
+  | "updateEdge"
+  | "getZoneCapabilities"
+  | "listNetworks"
+  | "getNetwork"
+  | "listServers"
+  | "budget"
+  | "onTokenChange"
+>;
+
+/** The nodes holding ready endpoints of each Service (`externalTrafficPolicy: Local`), as the controller reads them. */
+export type EndpointsReader = Pick<ReadyEndpoints, "readyNodes" | "onChange" | "synced" | "hasSynced">;
 
 /** Options of {@linkcode ServiceController}. */
 export interface ServiceControllerOptions {
-  /** Where Kubernetes writes go (in a dry run: the report). */
-  writes: KubeWriteTarget;
-  /** Ankra Cloud client. */
-  cloud: AnkraCloudClient;
-  /** Services. */
-  services: Informer<V1Service, SlimService>;
-  /** Nodes. */
-  nodes: Informer<V1Node, SlimNode>;
+  /** Every write to Services (in a dry run: described in the report). */
+  writes: ServiceWriter;
+  /** The Ankra Cloud operations it calls. */
+  cloud: ServiceCloud;
+  /** The Services, read-only, and their changes. */
+  services: WatchedStore<SlimService>;
+  /** The Nodes, read-only, and their changes. */
+  nodes: WatchedStore<SlimNode>;
   /** `--cluster-name`. */
   clusterName: string;
   /** UID of the `kube-system` namespace: this cluster's load balancers carry it (`ccm.ankra.cloud/cluster-uid`). */
@@ -41,28 +69,28 @@ export interface ServiceControllerOptions {
   defaults: LoadBalancerDefaults;
   /** What a Service may name (`ANKRA_CLOUD_ALLOWED_*`); absent: anything of the account. */
   allowedResources?: AllowedResources;
-  /** Events with source `service-controller`. */
-  serviceEvents: EventRecorder;
-  /** Events with source `ankra-cloud-ccm`. */
-  providerEvents: EventRecorder;
+  /** Where events with source `service-controller` go (the framework's reasons). */
+  serviceEvents: EventSink;
+  /** Where events with source `ankra-cloud-ccm` go (this provider's notices). */
+  providerEvents: EventSink;
   /** Workers (`--concurrent-service-syncs`). */
   workers: number;
   /** Set in a dry run: cloud calls are described there and never sent. */
   dryRun?: DryRunReport;
-  /** Least time between polls of provisioning load balancers (default 1 s). */
+  /** Least time between polls of provisioning load balancers (default `DEFAULTS.provisioningPollMs`). */
   provisioningPollMs?: number;
-  /** Drift check period in steady state (`--load-balancer-drift-period`, default 10 min). */
+  /** Drift check period in steady state (`--load-balancer-drift-period`, default `DEFAULTS.driftCheckMs`). */
   driftCheckMs?: number;
   /** How long a member the load balancer loses drains with weight 0 (`--member-drain-period`; default 0: at once). */
   memberDrainMs?: number;
-  /** Window that gathers a burst of node changes into one update (default 1 s). */
+  /** Window that gathers a burst of node changes into one update (default `DEFAULTS.nodeBatchMs`). */
   nodeBatchMs?: number;
-  /** Error backoff base (default 5 s). */
+  /** Error backoff base (default `DEFAULTS.retryBaseMs`). */
   retryBaseMs?: number;
-  /** Metrics. */
+  /** Where the controller's gauges and the work queue's metrics go. */
   metrics?: MetricsRegistry;
   /** Nodes holding ready endpoints of each Service, for `externalTrafficPolicy: Local` (all nodes without it). */
-  endpoints?: ReadyEndpoints;
+  endpoints?: EndpointsReader;
   /** Window that gathers endpoint moves of a Local Service into one member update (default 1 s). */
   endpointBatchMs?: number;
 }

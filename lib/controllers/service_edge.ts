@@ -2,22 +2,20 @@
  * The edge steps of the service controller: a Service with `load-balancer.ankra.cloud/edge` keeps its members on a
  * combined edge beside everyone else's ({@linkcode planEdge} decides), the edge in use is recorded in the annotation
  * `ccm.ankra.cloud/edge`, a dedicated load balancer the Service had before is retired, and leaving an edge removes
- * the Service's members from it.
+ * the Service's members from it (`edge_membership.ts`).
  *
  * @module
  */
 import type { AnkraCloudClient } from "../cloud/client.ts";
 import { isNotFound } from "../cloud/errors.ts";
-import { isAnkraId } from "../cloud/ids.ts";
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
-import { recordServiceEdge, setServiceFinalizer, writeServiceIngress } from "../kube/service_writes.ts";
+import type { ServiceWriter } from "../kube/service_writes.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import { edgeMembersWithout, planEdge } from "../provider/edge_plan.ts";
-import { edgeMemberPrefix } from "../provider/load_balancer_names.ts";
+import { planEdge } from "../provider/edge_plan.ts";
 import { FINALIZER, type ServiceIntent } from "../provider/service_plan.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import type { CloudCallSender } from "./cloud_call_executor.ts";
+import type { ServiceCleanup } from "./service_cleanup.ts";
 import type { ServiceReporter } from "./service_reporter.ts";
 
 /** What the edge steps use. */
@@ -26,14 +24,12 @@ export interface ServiceEdgeOptions {
   cloud: Pick<AnkraCloudClient, "getEdge">;
   /** Sends (or, in a dry run, describes) the calls. */
   send: CloudCallSender;
-  /** Where Kubernetes writes go. */
-  writes: KubeWriteTarget;
+  /** Where the Service's writes go. */
+  writes: ServiceWriter;
   /** The Service's events. */
   reporter: ServiceReporter;
-  /** `--cluster-name`. */
-  clusterName: string;
   /** Retires the Service's dedicated load balancer, if it has one. */
-  retireDedicated(service: SlimService, intent: ServiceIntent): Promise<unknown>;
+  cleanup: Pick<ServiceCleanup, "retireDedicated">;
   /** Look again after this long once served (the drift check). */
   driftCheckMs: number;
   /** Look again after this long while the edge has no address. */
@@ -79,48 +75,20 @@ export class ServiceEdge {
     if (!plan.ok) throw new WaitingForUser("SyncLoadBalancerFailed", plan.problem);
     o.reporter.planned(service, plan.events, "before");
     if (plan.calls.length > 0 || plan.ingress || recordChanges) {
-      await setServiceFinalizer(o.writes, service, FINALIZER, true);
+      await o.writes.setFinalizer(service, FINALIZER, true);
     }
-    if (recordChanges) await recordServiceEdge(o.writes, service, edgeId);
+    if (recordChanges) await o.writes.recordEdge(service, edgeId);
     await o.send(intent.key, plan.calls);
     if (plan.calls.length > 0 && !o.writes.dryRun) {
       log.info(1, "updated edge members", { edge: edgeId, service: intent.key });
     }
-    await o.retireDedicated(service, intent);
-    if (plan.ingress) await writeServiceIngress(o.writes, service, plan.ingress);
+    await o.cleanup.retireDedicated(service, {
+      key: intent.key,
+      labels: intent.labels,
+      name: intent.loadBalancerName,
+    });
+    if (plan.ingress) await o.writes.writeIngress(service, plan.ingress);
     o.reporter.planned(service, plan.events, "after");
     return { requeueAfterMs: plan.served ? o.driftCheckMs : o.provisioningPollMs, served: plan.served };
-  }
-
-  /**
-   * Removes the Service's members from an edge it no longer uses, then forgets that edge. A recorded edge that is not
-   * an Ankra Cloud id (the annotation was edited by hand) cannot hold members of ours: it is forgotten, unasked.
-   */
-  async leave(service: SlimService, edgeId: string): Promise<void> {
-    const key = `${service.namespace}/${service.name}`;
-    if (isAnkraId(edgeId)) await this.#removeMembers(service, key, edgeId);
-    else {
-      log.warn("the Service's recorded edge is not an Ankra Cloud id; it is forgotten without a request", {
-        service: key,
-        annotation: EDGE_IN_USE_ANNOTATION,
-      });
-    }
-    if (!service.deletionTimestamp) await recordServiceEdge(this.#o.writes, service, null);
-  }
-
-  async #removeMembers(service: SlimService, key: string, edgeId: string): Promise<void> {
-    const o = this.#o;
-    try {
-      const edge = await o.cloud.getEdge(edgeId);
-      const rest = edgeMembersWithout(edge, edgeMemberPrefix(o.clusterName, service.namespace, service.name));
-      if (rest) {
-        await o.send(key, [{ operation: "update_edge", edgeId, body: { members: rest } }]);
-        if (!o.writes.dryRun) {
-          log.info(1, "removed the Service's members from its former edge", { service: key, edge: edgeId });
-        }
-      }
-    } catch (cause) {
-      if (!isNotFound(cause)) throw cause;
-    }
   }
 }

@@ -7,8 +7,8 @@
  * @module
  */
 import { CloudApiError } from "../cloud/errors.ts";
-import type { KubeWriteTarget } from "../kube/object_writes.ts";
-import { writeServiceCondition } from "../kube/service_writes.ts";
+import { objectKey } from "../kube/object_key.ts";
+import type { ServiceWriter } from "../kube/service_writes.ts";
 import type { SlimCondition, SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { notReady, readyConditionUpdate, type ReadyState } from "../provider/ready_condition.ts";
@@ -43,12 +43,12 @@ function apiErrorOf(cause: unknown): CloudApiError | undefined {
 
 /** Writes the condition of each Service after its passes. */
 export class ServiceReadiness {
-  readonly #writes: KubeWriteTarget;
+  readonly #writes: ServiceWriter;
   /** What was last written, by Service uid: the store may not have seen it yet. */
   readonly #written = new Map<string, SlimCondition>();
 
   /** Creates the writer. */
-  constructor(writes: KubeWriteTarget) {
+  constructor(writes: ServiceWriter) {
     this.#writes = writes;
   }
 
@@ -58,11 +58,11 @@ export class ServiceReadiness {
     const update = readyConditionUpdate(current, state, { generation: service.generation, now: new Date() });
     if (!update) return;
     try {
-      await writeServiceCondition(this.#writes, service, update);
+      await this.#writes.writeCondition(service, update);
       this.#written.set(service.uid, update);
     } catch (cause) {
       log.warn("could not write the Service's Ready condition; the next pass tries again", {
-        service: `${service.namespace}/${service.name}`,
+        service: objectKey(service),
         error: cause,
       });
     }
@@ -74,10 +74,10 @@ export class ServiceReadiness {
     this.#written.delete(service.uid);
     if (!had || service.deletionTimestamp) return;
     try {
-      await writeServiceCondition(this.#writes, service, null);
+      await this.#writes.writeCondition(service, null);
     } catch (cause) {
       log.warn("could not remove the Service's Ready condition", {
-        service: `${service.namespace}/${service.name}`,
+        service: objectKey(service),
         error: cause,
       });
     }

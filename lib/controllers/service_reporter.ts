@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { EventRecorder, EventType, ObjectReference } from "../kube/events.ts";
+import type { EventSink, EventType, ObjectReference } from "../kube/events.ts";
+import { objectKey } from "../kube/object_key.ts";
 import type { SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { pairEvents } from "../provider/event_pairing.ts";
@@ -33,8 +34,8 @@ export function serviceReference(service: SlimService): ObjectReference {
 
 /** Records the service controller's events and keeps what it already told each Service. */
 export class ServiceReporter {
-  readonly #serviceEvents: EventRecorder;
-  readonly #providerEvents: EventRecorder;
+  readonly #serviceEvents: EventSink;
+  readonly #providerEvents: EventSink;
   /** Per Service UID: the message last reported under each notice topic. */
   readonly #reported = new Map<string, Map<string, string>>();
   /** Service UIDs with an `EnsuringLoadBalancer` not yet followed by `EnsuredLoadBalancer`. */
@@ -43,7 +44,7 @@ export class ServiceReporter {
   readonly #told = new WeakSet<object>();
 
   /** Creates the reporter over the two event sources. */
-  constructor(events: { serviceEvents: EventRecorder; providerEvents: EventRecorder }) {
+  constructor(events: { serviceEvents: EventSink; providerEvents: EventSink }) {
     this.#serviceEvents = events.serviceEvents;
     this.#providerEvents = events.providerEvents;
   }
@@ -100,7 +101,7 @@ export class ServiceReporter {
         "the Ankra Cloud API refused a request for the Service as invalid; nothing is sent again until the " +
           "Service, its nodes or the account change",
         {
-          service: `${service.namespace}/${service.name}`,
+          service: objectKey(service),
           error: cause,
         },
       );

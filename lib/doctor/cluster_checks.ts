@@ -37,6 +37,7 @@ import {
   UPSTREAM_CLOUD_CONTROLLER_LEASE,
 } from "./facts.ts";
 import { type CheckName, fail, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
+import { objectKey } from "../kube/object_key.ts";
 
 /** The check of the Kubernetes API. */
 export const KUBERNETES_API: CheckName = { id: "kubernetes-api", title: "Kubernetes API reachable" };
@@ -269,7 +270,7 @@ export function leaderLeaseFinding(
   where: { namespace: string; name: string },
   now: Date,
 ): Finding {
-  const name = `${where.namespace}/${where.name}`;
+  const name = objectKey(where);
   if (!lease.ok) return skip(LEADER_LEASE, `skipped: Lease ${name} cannot be read: ${lease.failure.message}`);
   if (!lease.value) return pass(LEADER_LEASE, `Lease ${name} does not exist yet`);
   if (!leaseHeld(lease.value, now)) {

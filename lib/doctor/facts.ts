@@ -28,6 +28,7 @@ import type { CreateLoadBalancerInput } from "../cloud/load_balancers.ts";
 import type { Config } from "../config.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import type { HighAvailabilityMode } from "../provider/service_plan.ts";
+import { objectKey } from "../kube/object_key.ts";
 
 /** What the checks need from the configuration. */
 export interface DoctorSettings {
@@ -182,7 +183,7 @@ export interface ClusterFacts {
 
 /** The key of a Lease in {@linkcode ClusterFacts.leases}. */
 export function leaseKey(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
+  return objectKey({ namespace, name });
 }
 
 /** A rule as a ClusterRole or Role writes it. */

@@ -7,6 +7,7 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
 import { type SlimNode, slimNode, type SlimService, slimService } from "./slim.ts";
+import { objectKey } from "./object_key.ts";
 
 /** Options passed through to {@linkcode Informer} (metrics, page size, watch timeouts). */
 export type ClusterInformerOptions = Partial<
@@ -35,7 +36,7 @@ export function serviceInformer(
     client,
     path: "/api/v1/services",
     slim: slimService,
-    keyOf: (service) => `${service.namespace}/${service.name}`,
+    keyOf: objectKey,
     ...options,
   });
 }

@@ -12,6 +12,7 @@ import type { KubeClient } from "./client.ts";
 import type { ClusterInformerOptions } from "./cluster_informers.ts";
 import { Informer } from "./informer.ts";
 import * as log from "../log.ts";
+import { objectKey } from "./object_key.ts";
 
 /** The label linking an EndpointSlice to its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
@@ -60,7 +61,7 @@ export function endpointSliceInformer(
     client,
     path: "/apis/discovery.k8s.io/v1/endpointslices",
     slim: slimEndpointSlice,
-    keyOf: (slice) => `${slice.namespace}/${slice.name}`,
+    keyOf: objectKey,
     ...options,
   });
 }

@@ -15,6 +15,7 @@ import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
 import type { KubeClient } from "./client.ts";
 import { isKubeError } from "./errors.ts";
+import { objectKey } from "./object_key.ts";
 
 /** The object an event is about. */
 export interface ObjectReference {
@@ -32,6 +33,12 @@ export interface ObjectReference {
 
 /** Event types. */
 export type EventType = "Normal" | "Warning";
+
+/** Where a controller records its events (an {@linkcode EventRecorder}; a plain object in tests). */
+export interface EventSink {
+  /** Records an event about `object`; never blocks and never throws. */
+  event(object: ObjectReference, type: EventType, reason: string, message: string): void;
+}
 
 interface Correlated {
   name: string;
@@ -61,7 +68,7 @@ export interface EventRecorderOptions {
 }
 
 /** Records events for one source component. */
-export class EventRecorder {
+export class EventRecorder implements EventSink {
   readonly #client: KubeClient;
   readonly #options: EventRecorderOptions;
   readonly #now: () => number;
@@ -83,7 +90,7 @@ export class EventRecorder {
   event(object: ObjectReference, type: EventType, reason: string, message: string): void {
     const text = redact(message).slice(0, MAX_MESSAGE);
     if (this.#options.dryRun) {
-      const name = object.namespace ? `${object.namespace}/${object.name}` : object.name;
+      const name = objectKey(object);
       this.#options.dryRun.would({
         controller: this.#options.component,
         object: `${object.kind} ${name}`,

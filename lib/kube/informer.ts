@@ -16,6 +16,7 @@ import type { KubeClient } from "./client.ts";
 import { isKubeError } from "./errors.ts";
 import { sameExceptVersion } from "./slim.ts";
 import { DEFAULTS } from "../defaults.ts";
+import type { StoreReader, SyncedStore } from "./store_reader.ts";
 
 /** A change of one object in the store. */
 export type StoreChange<S> =
@@ -92,6 +93,18 @@ export class Store<S> {
     return old;
   }
 
+  /** A view that reads this store and cannot write it (what controllers are handed). */
+  reader(): StoreReader<S> {
+    const items = this.#items;
+    return Object.freeze({
+      get: (key: string) => items.get(key),
+      list: () => [...items.values()],
+      get size() {
+        return items.size;
+      },
+    });
+  }
+
   /** Removes an object; returns it. */
   delete(key: string): S | undefined {
     const old = this.#items.get(key);
@@ -158,6 +171,22 @@ export class Informer<R, S extends { resourceVersion: string }> {
   /** The last resourceVersion seen. */
   get resourceVersion(): string {
     return this.#resourceVersion;
+  }
+
+  /** The read-only store, the change notifications and the sync state: what a controller is handed. */
+  watched(): SyncedStore<S> {
+    const hasSynced = () => this.hasSynced;
+    const synced = () => this.synced;
+    return {
+      store: this.store.reader(),
+      onChange: (handler) => this.onChange(handler),
+      get hasSynced() {
+        return hasSynced();
+      },
+      get synced() {
+        return synced();
+      },
+    };
   }
 
   /** Registers a change handler (called synchronously; keep it cheap: enqueue work). */

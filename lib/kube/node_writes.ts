@@ -131,3 +131,38 @@ export async function deleteNode(target: KubeWriteTarget, node: { name: string; 
     throw cause;
   }
 }
+
+/**
+ * Every write the node controllers make to Nodes, as the one interface they are handed: {@linkcode nodeWriter}
+ * builds it over the API server (or a dry run's report); tests hand a plain object that records the writes.
+ */
+export interface NodeWriter {
+  /** True in a dry run: writes are described in the report and nothing is sent. */
+  readonly dryRun: boolean;
+  /** See {@linkcode initialiseNode}. */
+  initialise(
+    name: string,
+    init: { providerID: string; labels: Record<string, string>; taintKey: string },
+    known?: SlimNode,
+  ): Promise<boolean>;
+  /** See {@linkcode setNodeTaint}. */
+  setTaint(name: string, taint: Taint, present: boolean): Promise<boolean>;
+  /** See {@linkcode patchNodeLabels}. */
+  patchLabels(name: string, labels: Record<string, string>): Promise<void>;
+  /** See {@linkcode replaceNodeAddresses}: the new resourceVersion, when one was written. */
+  replaceAddresses(name: string, addresses: NodeAddress[]): Promise<string | undefined>;
+  /** See {@linkcode deleteNode}. */
+  delete(node: { name: string; uid: string }): Promise<boolean>;
+}
+
+/** The {@linkcode NodeWriter} over `target` (the API server, or in a dry run the report). */
+export function nodeWriter(target: KubeWriteTarget): NodeWriter {
+  return {
+    dryRun: target.dryRun !== undefined,
+    initialise: (name, init, known) => initialiseNode(target, name, init, known),
+    setTaint: (name, taint, present) => setNodeTaint(target, name, taint, present),
+    patchLabels: (name, labels) => patchNodeLabels(target, name, labels),
+    replaceAddresses: (name, addresses) => replaceNodeAddresses(target, name, addresses),
+    delete: (node) => deleteNode(target, node),
+  };
+}

@@ -11,12 +11,13 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { isKubeError } from "./errors.ts";
 import { describedInDryRun, type KubeWriteTarget, updateObject } from "./object_writes.ts";
+import { objectKey } from "./object_key.ts";
 import { EDGE_IN_USE_ANNOTATION, READY_CONDITION_TYPE, type SlimCondition } from "./slim.ts";
 
 function described(target: KubeWriteTarget, service: ServiceName, action: string, detail: string): boolean {
   return describedInDryRun(target, {
     controller: "service",
-    object: `${service.namespace}/${service.name}`,
+    object: objectKey(service),
     action,
     detail,
   });
@@ -48,7 +49,7 @@ export async function setServiceFinalizer(
   finalizer: string,
   present: boolean,
 ): Promise<boolean> {
-  const name = `${service.namespace}/${service.name}`;
+  const name = objectKey(service);
   const detail = present
     ? `add finalizer ${finalizer} to Service ${name}`
     : `remove finalizer ${finalizer} from Service ${name}`;
@@ -74,7 +75,7 @@ export async function writeServiceIngress(
       target,
       service,
       "write_status",
-      `set the status of Service ${service.namespace}/${service.name} to ${text}`,
+      `set the status of Service ${objectKey(service)} to ${text}`,
     )
   ) {
     return;
@@ -101,7 +102,7 @@ export async function writeServiceCondition(
   const text = condition
     ? `${condition.type}=${condition.status} (${condition.reason})`
     : `no ${READY_CONDITION_TYPE} condition`;
-  if (described(target, service, "write_condition", `set Service ${service.namespace}/${service.name} ${text}`)) return;
+  if (described(target, service, "write_condition", `set Service ${objectKey(service)} ${text}`)) return;
   const body = condition ?? { type: READY_CONDITION_TYPE, $patch: "delete" };
   try {
     await target.kube.request("PATCH", servicePath(service, "status"), {
@@ -124,9 +125,7 @@ export async function recordServiceEdge(
       target,
       service,
       "annotate",
-      `${
-        edgeId ? `record edge ${edgeId} in` : "remove the edge record from"
-      } Service ${service.namespace}/${service.name}`,
+      `${edgeId ? `record edge ${edgeId} in` : "remove the edge record from"} Service ${objectKey(service)}`,
     )
   ) return;
   try {
@@ -137,4 +136,36 @@ export async function recordServiceEdge(
   } catch (cause) {
     if (!isKubeError(cause, "not_found")) throw cause;
   }
+}
+
+/**
+ * Every write the service controller makes to Services, as the one interface it is handed: {@linkcode serviceWriter}
+ * builds it over the API server (or a dry run's report); tests hand a plain object that records the writes.
+ */
+export interface ServiceWriter {
+  /** True in a dry run: writes are described in the report and nothing is sent. */
+  readonly dryRun: boolean;
+  /** Adds (`present`) or removes `finalizer`; false when there was nothing to do or the Service is gone. */
+  setFinalizer(service: ServiceName, finalizer: string, present: boolean): Promise<boolean>;
+  /** Sets `status.loadBalancer.ingress` (null clears it). */
+  writeIngress(service: ServiceName, ingress: { ip: string; ipMode?: string }[] | null): Promise<void>;
+  /** Sets or removes (null) this controller's status condition. */
+  writeCondition(service: ServiceName, condition: SlimCondition | null): Promise<void>;
+  /** Records (or, with null, forgets) the edge holding the Service's members. */
+  recordEdge(service: ServiceName, edgeId: string | null): Promise<void>;
+  /** The API server's `gitVersion` (whether it keeps an ingress `ipMode`), undefined when it cannot be read. */
+  serverVersion(): Promise<string | undefined>;
+}
+
+/** The {@linkcode ServiceWriter} over `target` (the API server, or in a dry run the report). */
+export function serviceWriter(target: KubeWriteTarget): ServiceWriter {
+  return {
+    dryRun: target.dryRun !== undefined,
+    setFinalizer: (service, finalizer, present) => setServiceFinalizer(target, service, finalizer, present),
+    writeIngress: (service, ingress) => writeServiceIngress(target, service, ingress),
+    writeCondition: (service, condition) => writeServiceCondition(target, service, condition),
+    recordEdge: (service, edgeId) => recordServiceEdge(target, service, edgeId),
+    serverVersion: () =>
+      target.kube.get<{ gitVersion?: string }>("/version").then((version) => version.gitVersion, () => undefined),
+  };
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { sha256Hex } from "./sha256.ts";
+import { objectKey } from "../kube/object_key.ts";
 
 /** First 8 lower-case hex characters of SHA-256 over the parts joined with NUL. */
 export function shortHash(...parts: string[]): string {
@@ -49,7 +50,7 @@ export function edgeMemberName(prefix: string, frontendPort: number, address: st
  * {@linkcode CLUSTER_UID_LABEL} to the ones it creates or adopts.
  */
 export function loadBalancerLabels(cluster: string, namespace: string, name: string): Record<string, string> {
-  return { "ccm.ankra.cloud/service": `${namespace}/${name}`, "ccm.ankra.cloud/cluster": cluster };
+  return { "ccm.ankra.cloud/service": objectKey({ namespace, name }), "ccm.ankra.cloud/cluster": cluster };
 }
 
 /** Label holding `<namespace>/<name>`. */

@@ -11,8 +11,14 @@
  *
  * @module
  */
-import { hostnameCandidates } from "./node_plan.ts";
 import { classifyProviderId, parseProviderId } from "./provider_id.ts";
+
+/** Hostnames to look a node up by: its name, then the first DNS label of an FQDN name. */
+export function hostnameCandidates(nodeName: string): string[] {
+  const dot = nodeName.indexOf(".");
+  if (dot > 0) return [nodeName, nodeName.slice(0, dot)];
+  return [nodeName];
+}
 
 /** What matching needs of a server. */
 export interface MatchableServer {

@@ -18,6 +18,7 @@ import { classifyProviderId } from "./provider_id.ts";
 import { isUnmanagedNode } from "./node_management.ts";
 import { UNINITIALIZED_TAINT } from "./node_plan.ts";
 import { k3sServersRunningServiceLb, serviceLbNotice } from "./k3s.ts";
+import { objectKey } from "../kube/object_key.ts";
 
 /** The finalizer the framework's service controller uses (and the Go controller with it). */
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -199,7 +200,7 @@ function unsupportedSettings(service: SlimService): string | undefined {
 
 /** Decides what a Service asks of its load balancer (see the module documentation). */
 export function serviceIntent(service: SlimService, nodes: SlimNode[], options: ServicePlanOptions): ServiceIntent {
-  const key = `${service.namespace}/${service.name}`;
+  const key = objectKey(service);
   const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
   const ports = portPlan(service);
   const eligible = eligibleNodes(nodes);

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { Server } from "../../lib/cloud/schemas.ts";
 import type { SlimNode } from "../../lib/kube/slim.ts";
-import { lifecycleAction } from "../../lib/controllers/node_lifecycle_controller.ts";
+import { lifecycleAction } from "../../lib/provider/node_lifecycle.ts";
 import { isUnmanagedNode } from "../../lib/provider/node_management.ts";
 import { SHUTDOWN_TAINT } from "../../lib/provider/node_plan.ts";
 import { nodeChangeMatters } from "../../lib/provider/service_changes.ts";

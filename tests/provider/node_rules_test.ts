@@ -7,7 +7,8 @@ import {
   serverAddresses,
   withKubeletHostname,
 } from "../../lib/provider/node_addresses.ts";
-import { hostnameCandidates, labelChanges } from "../../lib/provider/node_plan.ts";
+import { labelChanges } from "../../lib/provider/node_plan.ts";
+import { hostnameCandidates } from "../../lib/provider/server_match.ts";
 import type { SlimNode } from "../../lib/kube/slim.ts";
 
 Deno.test("providerIDs are parsed exactly like the Go controller, and round-trip", () => {

@@ -16,6 +16,7 @@ import type { SlimNode } from "../../lib/kube/slim.ts";
 import type { Seed } from "../../simulator/seed.ts";
 import { testControlPlane } from "./control_plane.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
+import { nodeWriter } from "../../lib/kube/node_writes.ts";
 
 /** Running node controllers. */
 export interface RunningNodeControllers extends AsyncDisposable {
@@ -77,8 +78,8 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
     confirmAfterMs: options.confirmAfterMs ?? 1_000,
   });
   const lifecycle = new CountedNodeLifecycleController({
-    writes: { kube },
-    nodes,
+    writes: nodeWriter({ kube }),
+    nodes: nodes.watched(),
     view,
     events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller", host: "test" }),
     periodMs: options.monitorPeriodMs ?? 200,
@@ -90,8 +91,8 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
     informerRun,
     view.run(stop.signal),
     new NodeController({
-      writes: { kube },
-      nodes,
+      writes: nodeWriter({ kube }),
+      nodes: nodes.watched(),
       view,
       events: new EventRecorder(kube, { component: "cloud-node-controller", host: "test" }),
       refreshPeriodMs: options.refreshPeriodMs ?? 1_000,

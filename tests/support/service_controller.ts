@@ -7,6 +7,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { ServiceController } from "../../lib/controllers/service_controller.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
+import { serviceWriter } from "../../lib/kube/service_writes.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
 import { Informer } from "../../lib/kube/informer.ts";
 import { nodeInformer, serviceInformer } from "../../lib/kube/cluster_informers.ts";
@@ -94,10 +95,10 @@ export async function startServiceController(
   const start = () => {
     controllerStop = new AbortController();
     running = new ServiceController({
-      writes: { kube },
+      writes: serviceWriter({ kube }),
       cloud: cloud.client,
-      services,
-      nodes,
+      services: services.watched(),
+      nodes: nodes.watched(),
       clusterName: options.clusterName ?? "test",
       clusterUid,
       loadBalancerClass: options.loadBalancerClass,

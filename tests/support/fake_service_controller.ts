@@ -1,0 +1,101 @@
+/**
+ * The service controller over fakes, for the fast tier: its stores and writers are plain objects
+ * (`fake_cluster.ts`), its Ankra side the in-process simulator with the real client. Short periods throughout.
+ *
+ * @module
+ */
+import { ServiceController } from "../../lib/controllers/service_controller.ts";
+import { objectKey } from "../../lib/kube/object_key.ts";
+import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
+import type { Seed } from "../../simulator/seed.ts";
+import { fakeNode, FakeServiceWriter, FakeStore, RecordingEvents } from "./fake_cluster.ts";
+import { serverSeed, startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
+import { slimService } from "./slim_service.ts";
+
+/** A service controller running over fakes. */
+export interface FakeServiceController extends AsyncDisposable {
+  /** The simulator and its client. */
+  cloud: TestCloud;
+  /** The Services the controller reads (a test puts and changes them). */
+  services: FakeStore<SlimService>;
+  /** The Nodes the controller reads. */
+  nodes: FakeStore<SlimNode>;
+  /** Every Service write. */
+  writes: FakeServiceWriter;
+  /** Events of source `service-controller`. */
+  serviceEvents: RecordingEvents;
+  /** Events of source `ankra-cloud-ccm`. */
+  providerEvents: RecordingEvents;
+  /** Adds an initialised Node and its server, on net-1 at `address`. */
+  addNode(name: string, address: string): void;
+  /** Puts a LoadBalancer Service `default/<name>` (port 80 → 30080, IPv4) with `extra` over it. */
+  addService(name: string, extra?: Partial<SlimService>): SlimService;
+}
+
+/** Options of {@linkcode startFakeServiceController}. */
+export interface FakeServiceControllerOptions {
+  /** Simulator seed (default: the test seed, creates taking 300 ms). */
+  seed?: Seed;
+  /** Drift-check period (default 10 min: only what a test does wakes a Service). */
+  driftCheckMs?: number;
+}
+
+/** Starts the controller over fakes; `await using` stops it and the simulator. */
+export async function startFakeServiceController(
+  options: FakeServiceControllerOptions = {},
+): Promise<FakeServiceController> {
+  const cloud = await startTestCloud(options.seed ?? testSeed({ settings: { load_balancer_create_delay_ms: 100 } }));
+  const services = new FakeStore<SlimService>(objectKey);
+  const nodes = new FakeStore<SlimNode>((node) => node.name);
+  const writes = new FakeServiceWriter(services);
+  const serviceEvents = new RecordingEvents();
+  const providerEvents = new RecordingEvents();
+  const controller = new ServiceController({
+    writes,
+    cloud: cloud.client,
+    services,
+    nodes,
+    clusterName: "unit",
+    clusterUid: "uid-unit",
+    defaults: { networkId: "net-1", highAvailability: "auto" },
+    serviceEvents,
+    providerEvents,
+    workers: 2,
+    provisioningPollMs: 50,
+    driftCheckMs: options.driftCheckMs ?? 600_000,
+    nodeBatchMs: 50,
+    retryBaseMs: 50,
+  });
+  const stop = new AbortController();
+  const running = controller.run(stop.signal);
+  return {
+    cloud,
+    services,
+    nodes,
+    writes,
+    serviceEvents,
+    providerEvents,
+    addNode(name, address) {
+      cloud.simulator.sim.world.addServer(serverSeed({
+        id: `srv-${name}`,
+        hostname: name,
+        zone: "de-fsn1",
+        interfaces: [{ network_id: "net-1", address }],
+      }));
+      nodes.put(fakeNode(name, {
+        providerID: `ankracloud://de-fsn1/srv-${name}`,
+        addresses: [{ type: "InternalIP", address }, { type: "Hostname", address: name }],
+      }));
+    },
+    addService(name, extra = {}) {
+      const service = slimService({ namespace: "default", name, uid: `uid-${name}`, generation: 1, ...extra });
+      services.put(service);
+      return service;
+    },
+    async [Symbol.asyncDispose]() {
+      stop.abort();
+      await running;
+      await cloud[Symbol.asyncDispose]();
+    },
+  };
+}
