@@ -5,6 +5,7 @@
  * @module
  */
 import { testControlPlane } from "../tests/support/control_plane.ts";
+import { eventually } from "../tests/support/eventually.ts";
 import { progress, sleep } from "./burst_settings.ts";
 
 /** The test control plane the benchmark runs against. */
@@ -146,15 +147,14 @@ export async function track(
   return { done: done.catch((error) => progress(`tracking ${path} ended: ${(error as Error).message}`)) };
 }
 
-/** Resolves once `check` holds (looking every 250 ms); throws naming `what` after `timeoutMs`. */
-export async function waitUntil(
+/**
+ * {@linkcode eventually} looking every 250 ms, in the argument order of the benchmark's scenarios: resolves once
+ * `check` holds; throws naming `what` after `timeoutMs`.
+ */
+export function waitUntil(
   what: string,
   timeoutMs: number,
   check: () => Promise<boolean> | boolean,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await sleep(250);
-  }
+  return eventually(check, { timeoutMs, intervalMs: 250, what });
 }

@@ -71,7 +71,9 @@ async function retryAfter(client: AnkraCloudClient): Promise<ProbeResult> {
   }
   const startedCpu = cpuSeconds();
   const started = performance.now();
-  // The window in which the parked callers must neither send nor spin.
+  // The window in which the parked callers must neither send nor spin: a negative check ("nothing happens for
+  // 3 s"), so a fixed time is the point — there is no signal to wait for. The test reads the CPU time and the
+  // simulator's request log over it.
   await new Promise((resolve) => setTimeout(resolve, 3_000));
   return {
     ...describe(error),

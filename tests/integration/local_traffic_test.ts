@@ -133,7 +133,9 @@ Deno.test("a Local Service follows its ready endpoints through a 10-pod rolling 
       const fresh: Pod = { name: `new-${i}`, node, ip: `10.244.1.${i + 10}`, ready: false };
       pods = [...pods, fresh];
       await writeSlice(name, pods, slices);
-      await new Promise((resolve) => setTimeout(resolve, 150)); // the pod's start-up time
+      // Not a wait for anything: the simulated rollout's pacing (the new pod's start-up time), so the controller sees
+      // it not ready for a while, as a kubelet would report it. Waiting for a signal here would change the scenario.
+      await new Promise((resolve) => setTimeout(resolve, 150));
       pods = pods.map((p) => p === fresh ? { ...p, ready: true } : p);
       await writeSlice(name, pods, slices);
       if (!firstReady.has(node)) firstReady.set(node, performance.now());

@@ -29,6 +29,8 @@ function sampleReadiness(port: number, ca: string) {
     while (running) {
       const response = await fetch(`https://127.0.0.1:${port}/readyz?verbose`, { client });
       samples.push({ at: performance.now(), status: response.status, text: await response.text() });
+      // The sampling period, not a wait for something: the test asserts over every sample that /readyz never
+      // failed, so it must look continuously (which `eventually`, stopping at the first success, cannot).
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();

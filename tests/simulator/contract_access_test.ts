@@ -4,6 +4,7 @@
  * limits, Idempotency-Key, the control API and scripted faults.
  */
 import assert from "node:assert/strict";
+import { eventually } from "../support/eventually.ts";
 import { READ_ONLY_TOKEN, TEST_TOKEN } from "../support/simulator.ts";
 import { contractHarness, LOAD_BALANCER_BODY } from "../support/simulator_contract.ts";
 
@@ -79,9 +80,18 @@ Deno.test("Idempotency-Key: replay, reuse with another body, malformed keys, fre
 Deno.test("a second request with a key whose first request still runs gets 409 idempotency_key_in_progress", async () => {
   const h = contractHarness();
   h.sim.faults.add({ operation: "create_load_balancer", latency_ms: 300, times: 1 });
+  // The signal that the first request holds its key: the simulator's idempotency store began it (its 300 ms of
+  // latency are spent after that). The store offers no read of its records, so the test watches `begin` being called.
+  const store = h.sim.idempotency;
+  const begin = store.begin.bind(store);
+  let begun = 0;
+  store.begin = (...args) => {
+    begun++;
+    return begin(...args);
+  };
   const headers = { "idempotency-key": "slow-create" };
   const slow = h.call("POST", "/v1/load-balancers", { body: LOAD_BALANCER_BODY, headers });
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await eventually(() => begun === 1, { intervalMs: 1, what: "the first create holding its key" });
   const second = await h.call("POST", "/v1/load-balancers", { body: LOAD_BALANCER_BODY, headers });
   assert.equal(second.status, 409);
   assert.equal(second.body.reason, "idempotency_key_in_progress");

@@ -25,6 +25,7 @@ import {
   startProcess,
   stopProcess,
 } from "./control_plane.ts";
+import { eventually } from "./eventually.ts";
 import { kubectl, toolPath, type ToolResult } from "./helm.ts";
 import { kubeRequest } from "./kube_http.ts";
 import { CLUSTER_DNS_IP, COREDNS_IMAGE, deployClusterDns } from "./real_cluster_dns.ts";
@@ -245,12 +246,12 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
       // The kubelets tear the pods down (containers, sandboxes, volume mounts) while they still run.
       await cluster.kubectl(["delete", "deployments,daemonsets,replicasets,pods", "--all", "-A", "--wait=false"])
         .catch(() => {});
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
+      await eventually(async () => {
         const pods = await cluster.kubectl(["get", "pods", "-A", "-o", "name"]).catch(() => undefined);
-        if (!pods || pods.stdout.trim() === "") break;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
+        return !pods || pods.stdout.trim() === "";
+      }, { timeoutMs: 60_000, intervalMs: 500, what: "every pod deleted" }).catch(() => {
+        // Best effort: the teardown goes on, and the leftover check below reports what the kubelets left.
+      });
     }
     const stopNamed = async (name: string) => {
       const p = processes.get(name);

@@ -7,7 +7,6 @@
  *
  * @module
  */
-import type { Started } from "./control_plane.ts";
 import { type HostFacts, realNodeBlockers } from "./real_node_host.ts";
 import {
   cloudNamespaceCommands,
@@ -17,6 +16,9 @@ import {
   teardownCommands,
   topologyLeftovers,
 } from "./real_cluster_topology.ts";
+
+// The wait for a starting component, from here too: real_cluster.ts and real_cluster_node.ts import it from here.
+export { untilAlive } from "./until_alive.ts";
 
 /** Where Debian's containernetworking-plugins puts the plugins. */
 export const CNI_PLUGIN_DIR = "/usr/lib/cni";
@@ -228,26 +230,4 @@ export async function logTail(file: string, lines: number): Promise<string> {
   } catch {
     return "(no log)";
   }
-}
-
-/**
- * Polls `check` every 250 ms until it returns true; throws naming the process of `alive` that exited meanwhile, or
- * `what` when `timeoutMs` passes.
- */
-export async function untilAlive(
-  what: string,
-  timeoutMs: number,
-  check: () => Promise<boolean>,
-  alive: Started[] = [],
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const dead = alive.find((p) => p.exited);
-    if (dead) throw new Error(`${what}: ${dead.log.split("/").pop()?.replace(".log", "")} exited`);
-    try {
-      if (await check()) return;
-    } catch { /* not yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${what}: not reached after ${timeoutMs / 1000} s`);
 }

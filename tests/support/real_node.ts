@@ -24,6 +24,7 @@ import {
   startProcess,
   stopProcess,
 } from "./control_plane.ts";
+import { eventually } from "./eventually.ts";
 import { helm, kubectl, type ToolResult } from "./helm.ts";
 import { kubeRequest } from "./kube_http.ts";
 import { startRegistry, type TestRegistry } from "./registry.ts";
@@ -44,6 +45,7 @@ import {
   schedulerArgs,
 } from "./real_node_files.ts";
 import { makeRealNodeCertificates } from "./real_node_pki.ts";
+import { untilAlive } from "./until_alive.ts";
 import {
   addLoAddress,
   cleanHost,
@@ -113,24 +115,6 @@ async function run(command: string, args: string[], options: { env?: Record<stri
     throw new Error(`${command} ${args.join(" ")} failed (${out.code}): ${decoder.decode(out.stderr).trim()}`);
   }
   return decoder.decode(out.stdout);
-}
-
-async function waitUntil(
-  what: string,
-  timeoutMs: number,
-  check: () => Promise<boolean>,
-  alive: Started[],
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const dead = alive.find((p) => p.exited);
-    if (dead) throw new Error(`${what}: ${dead.log.split("/").pop()?.replace(".log", "")} exited`);
-    try {
-      if (await check()) return;
-    } catch { /* not yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${what}: not ready after ${timeoutMs / 1000} s`);
 }
 
 async function answers(url: string, client?: Deno.HttpClient): Promise<boolean> {
@@ -204,12 +188,12 @@ export async function startRealNode(options: RealNodeOptions = {}): Promise<Real
     if (apiserver && !apiserver.exited && kubelet && !kubelet.exited) {
       // The kubelet tears the pods down (containers, sandboxes, volume mounts) while it still runs.
       await node.kubectl(["delete", "deployments,daemonsets,pods", "--all", "-A", "--wait=false"]).catch(() => {});
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
+      await eventually(async () => {
         const pods = await node.kubectl(["get", "pods", "-A", "-o", "name"]).catch(() => undefined);
-        if (!pods || pods.stdout.trim() === "") break;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
+        return !pods || pods.stdout.trim() === "";
+      }, { timeoutMs: 60_000, intervalMs: 500, what: "every pod deleted" }).catch(() => {
+        // Best effort: the teardown goes on, and the leftover check below reports what the kubelet left.
+      });
     }
     const stopNamed = async (name: string, graceMs = 15_000) => {
       const p = processes.get(name);
@@ -309,10 +293,10 @@ export async function startRealNode(options: RealNodeOptions = {}): Promise<Real
     ]);
 
     const etcd = start("etcd", testBinaries.etcd, etcdArgs(layout));
-    await waitUntil("etcd", 30_000, () => answers(`${plane.etcdUrl}/health`), [etcd]);
+    await untilAlive("etcd", 30_000, () => answers(`${plane.etcdUrl}/health`), [etcd]);
     const apiserver = start("kube-apiserver", testBinaries.kubeApiserver, apiserverArgs(layout, timings));
     httpClient.current = Deno.createHttpClient({ caCerts: [plane.caCert] });
-    await waitUntil("kube-apiserver", 90_000, async () => {
+    await untilAlive("kube-apiserver", 90_000, async () => {
       const response = await fetch(`${apiUrl}/readyz`, {
         headers: { authorization: `Bearer ${token}` },
         client: httpClient.current,
@@ -343,31 +327,36 @@ export async function startRealNode(options: RealNodeOptions = {}): Promise<Real
       "--config",
       paths.containerdConfig,
     ]);
-    await waitUntil("containerd", 30_000, async () => {
+    await untilAlive("containerd", 30_000, async () => {
       await run(`${nodeBinaries}/ctr`, ["--address", paths.containerdSocket, "version"]);
       return true;
     }, [containerd]);
 
     await Deno.writeTextFile(paths.kubeletConfig, kubeletConfig(layout));
     const kubelet = start("kubelet", `${nodeBinaries}/kubelet`, kubeletArgs(layout));
-    await waitUntil(
+    await untilAlive(
       "kubelet /healthz",
       60_000,
       () => answers(`http://127.0.0.1:${layout.kubeletHealthzPort}/healthz`),
       [kubelet, containerd],
     );
-    await waitUntil(`Node ${layout.nodeName}`, 60_000, async () => {
+    await untilAlive(`Node ${layout.nodeName}`, 60_000, async () => {
       return (await kubeRequest(plane, "GET", `/api/v1/nodes/${layout.nodeName}`)).status === 200;
     }, [kubelet]);
 
     await Deno.writeTextFile(paths.proxyConfig, kubeProxyConfig(layout));
     const proxy = start("kube-proxy", kubeProxyBinary, [`--config=${paths.proxyConfig}`, "--v=2"]);
-    await waitUntil("kube-proxy synced", 60_000, () => answers(`http://127.0.0.1:${layout.proxyHealthzPort}/healthz`), [
-      proxy,
-    ]);
+    await untilAlive(
+      "kube-proxy synced",
+      60_000,
+      () => answers(`http://127.0.0.1:${layout.proxyHealthzPort}/healthz`),
+      [
+        proxy,
+      ],
+    );
     // What a pod of the chart needs besides the node: the projected token's CA ConfigMap, the ServiceAccount
     // controller's default account (both from kube-controller-manager).
-    await waitUntil("kube-root-ca.crt in kube-system", 60_000, async () => {
+    await untilAlive("kube-root-ca.crt in kube-system", 60_000, async () => {
       return (await kubeRequest(plane, "GET", "/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt")).status ===
         200;
     }, [controllerManager, scheduler]);

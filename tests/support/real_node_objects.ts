@@ -6,6 +6,7 @@
  * @module
  */
 import type { SharedControlPlane } from "./control_plane.ts";
+import { eventually } from "./eventually.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "./kube_http.ts";
 
 /** A pod as the tests read it. */
@@ -42,24 +43,31 @@ export interface LeaseSpec {
   leaseTransitions?: number;
 }
 
-/** Waits until `check` returns a value (not `undefined`/`false`), polling every 250 ms; returns it. */
+/**
+ * {@linkcode eventually} for a value that may be falsy: looks every 250 ms until `check` returns anything but
+ * `undefined` or `false` (so `0`, `""` and `null` are values) and returns it. An exception from `check` counts as
+ * "not yet"; the last one is named in the failure when `timeoutMs` passes.
+ */
 export async function waitFor<T>(
   what: string,
   timeoutMs: number,
   check: () => Promise<T | undefined | false>,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
   let lastError = "";
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (cause) {
-      lastError = ` (last error: ${cause instanceof Error ? cause.message : cause})`;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+  try {
+    const held = await eventually(async () => {
+      try {
+        const value = await check();
+        return value !== undefined && value !== false && { value };
+      } catch (cause) {
+        lastError = ` (last error: ${cause instanceof Error ? cause.message : cause})`;
+        return false;
+      }
+    }, { timeoutMs, intervalMs: 250, what });
+    return held.value;
+  } catch (timeout) {
+    throw new Error(`${timeout instanceof Error ? timeout.message : timeout}${lastError}`);
   }
-  throw new Error(`${what}: not reached within ${timeoutMs / 1000} s${lastError}`);
 }
 
 /** The pods in `namespace` matching `selector` (a label selector). */
