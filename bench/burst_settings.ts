@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { V8_FLAGS_ARGUMENT } from "../lib/runtime_permissions.ts";
 
 /** A `BENCH_*` variable, or undefined. */
 export function env(name: string): string | undefined {
@@ -31,12 +32,10 @@ export const LB_DELAY_MS = Number(env("BENCH_LB_DELAY_MS") ?? 1000);
 /** The harness's own apiserver requests in flight (`BENCH_KUBE_CONCURRENCY`, default 25). */
 export const KUBE_CONCURRENCY = Number(env("BENCH_KUBE_CONCURRENCY") ?? 25);
 /**
- * Deno flags of the controller process (`BENCH_DENO_FLAGS`): by default the release's V8 flags, as scripts/build.sh
- * writes them into the launcher (not importable from there: it is a shell script).
+ * Deno flags of the controller process (`BENCH_DENO_FLAGS`, space-separated): by default the release's V8 flags
+ * (lib/runtime_permissions.ts, which scripts/build.sh writes into the launcher).
  */
-export const DENO_FLAGS =
-  (env("BENCH_DENO_FLAGS") ?? "--v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size")
-    .split(" ").filter(Boolean);
+export const DENO_FLAGS = (env("BENCH_DENO_FLAGS") ?? V8_FLAGS_ARGUMENT).split(" ").filter(Boolean);
 /** Extra controller environment (`BENCH_ENV`, JSON). */
 export const EXTRA_ENV: Record<string, string> = JSON.parse(env("BENCH_ENV") ?? "{}");
 /** Extra controller flags (`BENCH_ARGS`, space-separated). */

@@ -284,9 +284,9 @@ export async function runController(config: Config, controllers: ControllerFacto
 }
 
 /**
- * Runs a full garbage collection when the runtime exposes one (`--v8-flags=--expose-gc`, set by the binary's build
- * and the container): the first lists of a large cluster leave tens of megabytes of parsed pages behind, and V8 only
- * gives that memory back after a full collection.
+ * Runs a full garbage collection when the runtime exposes one (`--expose-gc`, one of the V8 flags every launcher sets:
+ * lib/runtime_permissions.ts): the first lists of a large cluster leave tens of megabytes of parsed pages behind, and
+ * V8 only gives that memory back after a full collection.
  */
 export function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;

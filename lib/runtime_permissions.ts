@@ -1,7 +1,8 @@
 /**
- * The Deno permissions the controller runs with, in one place: the release launcher (`scripts/build.sh` asks this
- * module), the image's entrypoint (`scripts/image/ccm_image.ts` imports it), the `Containerfile`'s `ENTRYPOINT`,
- * `deno task run` and the systemd unit (which runs the release launcher) all use {@linkcode PERMISSION_FLAGS};
+ * The Deno permissions and V8 flags the controller runs with, in one place: the release launcher (`scripts/build.sh`
+ * asks this module), the image's entrypoint (`scripts/image/ccm_image.ts` imports it), the `Containerfile`'s
+ * `ENTRYPOINT`, `deno task run` (`scripts/run_controller.ts`), the burst benchmark and the systemd unit (which runs
+ * the release launcher) all use {@linkcode PERMISSION_FLAGS} and {@linkcode V8_FLAGS};
  * tests/runtime_permissions_test.ts checks that they agree.
  *
  * What the controller is given, and nothing else — no `--allow-run`, `--allow-write`, `--allow-ffi` or
@@ -11,7 +12,7 @@
  * | --- | --- |
  * | `--allow-net` | HTTPS to the Ankra Cloud API and the Kubernetes API, and serving `/healthz`, `/readyz` and `/metrics` on `--secure-port`. Not narrowed to hosts: the API URL and the Kubernetes server are known only at run time (a variable, the kubeconfig's contents). |
  * | `--allow-env=…` | exactly the variables the configuration reads ({@linkcode ENVIRONMENT_VARIABLES}) |
- * | `--allow-read=…` | the system CA bundles, the in-cluster service account, the chart's credentials directory, the host's settings directory ({@linkcode READ_PATHS}); the release launcher adds the directory of each file named by a flag or variable ({@linkcode FILE_FLAGS}, {@linkcode FILE_VARIABLES}) |
+ * | `--allow-read=…` | the system CA bundles, the in-cluster service account, the chart's credentials directory, the host's settings directory ({@linkcode READ_PATHS}); the release launcher and `deno task run` add the directory of each file named by a flag or variable ({@linkcode FILE_FLAGS}, {@linkcode FILE_VARIABLES}) |
  * | `--allow-sys=hostname` | the host name: the Lease holder's identity, the node controllers' event source, the self-signed serving certificate |
  *
  * The `doctor` subcommand and `--version` run through the same launcher with the same permissions: the doctor reads
@@ -60,7 +61,8 @@ export const PERMISSION_FLAGS: readonly string[] = [
 ];
 
 /**
- * Flags naming a file the controller reads; the release launcher adds each one's directory to `--allow-read` (the
+ * Flags naming a file the controller reads; the release launcher and `deno task run` add each one's directory to
+ * `--allow-read` (the
  * directory: a Secret is swapped by a symlink beside the file, and a kubeconfig names its certificates relative to
  * itself).
  */
@@ -71,7 +73,7 @@ export const FILE_FLAGS: readonly string[] = [
   "tls-private-key-file",
 ];
 
-/** Variables naming a file the controller reads; the release launcher adds each one's directory, as for flags. */
+/** Variables naming a file the controller reads; their directories are added as for {@linkcode FILE_FLAGS}. */
 export const FILE_VARIABLES: readonly string[] = ["ANKRA_CLOUD_TOKEN_FILE", "ANKRA_CLOUD_CA_BUNDLE"];
 
 function directoryOf(path: string): string {
@@ -80,8 +82,8 @@ function directoryOf(path: string): string {
 }
 
 /**
- * The directories the release launcher adds to `--allow-read` for a command line and environment: that of every
- * file named by {@linkcode FILE_FLAGS} (`--name=value`, `--name value`, `-name`, `_` for `-`) or
+ * The directories the release launcher and `deno task run` add to `--allow-read` for a command line and environment:
+ * that of every file named by {@linkcode FILE_FLAGS} (`--name=value`, `--name value`, `-name`, `_` for `-`) or
  * {@linkcode FILE_VARIABLES}, in the order found.
  */
 export function namedFileDirectories(args: readonly string[], env: Record<string, string | undefined>): string[] {
@@ -107,7 +109,8 @@ export function namedFileDirectories(args: readonly string[], env: Record<string
 
 /**
  * The permission flags for one run: {@linkcode PERMISSION_FLAGS} with `--allow-read` extended by
- * {@linkcode namedFileDirectories} — what the release launcher passes (tests that start `main.ts` use it too).
+ * {@linkcode namedFileDirectories} — what the release launcher and `deno task run` pass (tests that start `main.ts`
+ * use it too).
  */
 export function permissionFlagsFor(args: readonly string[], env: Record<string, string | undefined>): string[] {
   const extra = namedFileDirectories(args, env);
@@ -144,6 +147,33 @@ export function launcherReadRule(): string {
 export function launcherPermissionFlags(): string {
   return PERMISSION_FLAGS.map((flag) => flag.startsWith("--allow-read=") ? `"${flag}$read_dirs"` : flag).join(" ");
 }
+
+/**
+ * The V8 flags of every launcher, in this order (measured in bench/memory_report.md, on the release launcher):
+ *
+ * - `--expose-gc` gives the program `gc()`: `collectGarbage()` (lib/controller_manager.ts) runs a full collection
+ *   after the first sync, when the first lists of a large cluster leave tens of megabytes of parsed pages behind that
+ *   V8 only gives back after a full collection.
+ * - `--max-semi-space-size=1` caps the young generation's semi-spaces at 1 MiB: the controller allocates little at a
+ *   time (a watch event, a list page of 100), and a larger young generation is only resident memory.
+ * - `--lite-mode` turns off V8's optimizing compilers and allocates feedback lazily; the controller waits on I/O and
+ *   loses nothing by it. It implies `--jitless`: no memory is ever made executable, which the systemd unit's
+ *   `MemoryDenyWriteExecute=yes` relies on.
+ * - `--optimize-for-size` makes V8 prefer a smaller heap and smaller code over speed (with `--lite-mode`: 77.0 →
+ *   70.4 MiB resident at 1,000 nodes and 1,000 Services).
+ *
+ * Measured and left out (bench/memory_report.md): `--minor-ms`, `--single-threaded`, `--single-threaded-gc`,
+ * `--semi-space-growth-factor=1`, `--bytecode-old-time=1` — no gain, or more memory at scale.
+ */
+export const V8_FLAGS: readonly string[] = [
+  "--expose-gc",
+  "--max-semi-space-size=1",
+  "--lite-mode",
+  "--optimize-for-size",
+];
+
+/** {@linkcode V8_FLAGS} as the one `deno run` argument every launcher writes after the permissions. */
+export const V8_FLAGS_ARGUMENT = `--v8-flags=${V8_FLAGS.join(",")}`;
 
 /** Reads {@linkcode ENVIRONMENT_VARIABLES} (the only variables the process may read), but the trust store's. */
 export function readEnvironment(): Record<string, string | undefined> {

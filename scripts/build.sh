@@ -60,10 +60,10 @@ permissions_module='import * as p from "./lib/runtime_permissions.ts";'
 ccm_permissions="$(deno eval "$permissions_module console.log(p.PERMISSION_FLAGS.join(' '))")"
 ccm_launcher_permissions="$(deno eval "$permissions_module console.log(p.launcherPermissionFlags())")"
 ccm_launcher_rule="$(deno eval "$permissions_module console.log(p.launcherReadRule())")"
-# V8 flags measured in bench/memory_report.md: GC after the first sync, a small young generation, no optimizing
-# compiler (the controller is I/O-bound), smaller heap growth. The image's entrypoint uses the same line. Measured
-# there and left out: --minor-ms and --single-threaded (less at 0 nodes, more at 1,000), glibc trim/mmap thresholds.
-ccm_flags="$ccm_permissions --v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size"
+# The V8 flags, from the same module (V8_FLAGS, each explained there; measured in bench/memory_report.md): GC after
+# the first sync, a small young generation, no optimizing compiler (the controller is I/O-bound), smaller heap growth.
+ccm_v8_flags="$(deno eval "$permissions_module console.log(p.V8_FLAGS_ARGUMENT)")"
+ccm_flags="$ccm_permissions $ccm_v8_flags"
 simulator_flags="--allow-net --allow-read --allow-env"
 
 mkdir -p "$out"

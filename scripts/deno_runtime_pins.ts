@@ -1,8 +1,8 @@
 /**
  * The pinned Deno runtime, `scripts/deno_runtime.pins`, read and validated: each npm package's version, its npm
  * integrity (the SRI `sha512-…` of its .tgz) and, for the two platform packages, the SHA-256 of the `deno` binary in
- * it. scripts/deno_runtime.sh checks installs and release builds against the same file; the image builder and the
- * SBOM read it here.
+ * it. scripts/deno_runtime.sh checks installs and release builds against the same file; the image builder, the
+ * Containerfile's runtime step (scripts/image/fetch_pinned_runtime.ts) and the SBOM read it here.
  *
  * @module
  */

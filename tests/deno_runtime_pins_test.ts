@@ -2,7 +2,8 @@
  * The pinned Deno runtime (scripts/deno_runtime.pins) and where it is checked: the shell checks of
  * scripts/deno_runtime.sh refuse a file with one flipped byte, naming both digests; scripts/deno.sh replaces an
  * install whose binary was changed, and installs with no package script run; the Containerfile names every base
- * image by digest, its Deno tags at the pinned version.
+ * image by digest, its Deno tag at the pinned version, and takes its runtime from the pinned npm package through
+ * scripts/image/fetch_pinned_runtime.ts (tests/fetch_pinned_runtime_test.ts runs that script).
  *
  * The scripts/deno.sh test installs into a temporary directory with `npm pack` from the machine's npm registry, as
  * every setup does (npm's cache usually holds the packages already).
@@ -10,6 +11,7 @@
 import assert from "node:assert/strict";
 import { integrityHex, parseRuntimePins, readRuntimePins, runtimePinFor } from "../scripts/deno_runtime_pins.ts";
 import { fileDigest } from "../scripts/file_digests.ts";
+import { DENO_PATH } from "../scripts/image/ccm_image.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -120,17 +122,61 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-Deno.test("every FROM of the Containerfile names its base by digest, the Deno images at the pinned version", async () => {
+Deno.test("every FROM of the Containerfile names its base by digest, the Deno one at the pinned version", async () => {
   const containerfile = await Deno.readTextFile(`${ROOT}/Containerfile`);
   const version = containerfile.match(/^ARG DENO_VERSION=(\S+)$/m)?.[1];
   assert.equal(version, readRuntimePins()[0].version, "ARG DENO_VERSION is the pinned runtime's version");
   const froms = containerfile.split("\n").filter((line) => /^FROM\s/i.test(line));
-  assert.equal(froms.length, 3);
+  assert.equal(froms.length, 2, "the bundle and runtime stage, the final image");
   for (const from of froms) {
     const image = from.split(/\s+/).find((word, i, words) => i > 0 && !word.startsWith("--") && words[i - 1] !== "AS");
     assert.match(image ?? "", /^[a-z0-9./-]+(:[^@\s]+)?@sha256:[0-9a-f]{64}$/, `${from} names its image by digest`);
   }
-  const deno = froms.filter((from) => from.includes("denoland/deno:"));
-  assert.equal(deno.length, 2);
-  for (const from of deno) assert.match(from, /denoland\/deno:(bin-)?\$\{DENO_VERSION\}@/);
+  assert.match(
+    froms[0],
+    /^FROM --platform=\$BUILDPLATFORM docker\.io\/denoland\/deno:\$\{DENO_VERSION\}@\S+ AS bundle$/,
+  );
+  assert.doesNotMatch(containerfile, /denoland\/deno:bin-/, "the runtime does not come from Deno's bin image");
+});
+
+Deno.test("the Containerfile's runtime: the target's pinned npm package, checked, then copied", async () => {
+  const containerfile = await Deno.readTextFile(`${ROOT}/Containerfile`);
+  const lines = containerfile.replace(/\\\n/g, " ").split("\n").filter((line) => !line.startsWith("#"));
+  assert.ok(lines.includes("ARG TARGETARCH"), "the target platform's architecture");
+  assert.ok(lines.includes("ARG NPM_REGISTRY=https://registry.npmjs.org"), "npm's registry unless a mirror is named");
+  const run = lines.find((line) => line.startsWith("RUN ") && line.includes(" scripts/image/fetch_pinned_runtime.ts "));
+  assert.ok(run, "a RUN fetches the runtime");
+  assert.match(run, /--architecture="\$TARGETARCH" --registry="\$NPM_REGISTRY" --out=\/out\/runtime(\s|$)/);
+  assert.match(
+    run,
+    /deno run --allow-net="\$registry_host" --allow-read=scripts\/deno_runtime\.pins --allow-write=\/out\/runtime /,
+  );
+  assert.ok(lines.includes(`COPY --from=bundle /out/runtime/deno ${DENO_PATH}`), "only the checked binary is copied");
+  // The stage runs on the build platform: the ARG and the fetch come after the bundle (shared by every platform),
+  // and before the final image's FROM.
+  const at = (predicate: (line: string) => boolean) => lines.findIndex(predicate);
+  assert.ok(at((l) => l.includes("deno bundle")) < at((l) => l === "ARG TARGETARCH"));
+  assert.ok(at((l) => l === run) < at((l) => l.startsWith("FROM gcr.io/")));
+
+  // Every module the script loads is copied into the stage, with the pins.
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "scripts/image/fetch_pinned_runtime.ts"],
+    cwd: ROOT,
+    stdout: "piped",
+  }).output();
+  const modules = (JSON.parse(new TextDecoder().decode(info.stdout)).modules as { specifier: string }[])
+    .map((m) => m.specifier)
+    .filter((specifier) => specifier.startsWith("file:"))
+    .map((specifier) => new URL(specifier).pathname.slice(ROOT.length + 1));
+  assert.ok(modules.includes("scripts/deno_runtime_pins.ts"), modules.join(", "));
+  const copied = lines.filter((line) => /^COPY (?!--from)/.test(line)).flatMap((line) => {
+    const words = line.split(/\s+/).slice(1);
+    const target = words.pop()!;
+    return words.map((source) =>
+      target.endsWith("/") ? `${target}${source.slice(source.lastIndexOf("/") + 1)}` : target
+    );
+  });
+  for (const file of [...modules, "scripts/deno_runtime.pins"]) {
+    assert.ok(copied.some((path) => file === path || file.startsWith(`${path}/`)), `${file} is copied`);
+  }
 });

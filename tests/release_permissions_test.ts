@@ -5,7 +5,7 @@
  * may read the directory of the files its command line and environment name.
  */
 import assert from "node:assert/strict";
-import { launcherPermissionFlags } from "../lib/runtime_permissions.ts";
+import { launcherPermissionFlags, V8_FLAGS_ARGUMENT } from "../lib/runtime_permissions.ts";
 import { controllerTarball } from "./support/release_build.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -52,7 +52,10 @@ Deno.test("the released launcher refuses to spawn, write or load a library, and 
     assert.equal(extracted.code, 0, extracted.stderr);
     const launcher = `${work}/${base}/bin/ankra-cloud-ccm`;
     const text = await Deno.readTextFile(launcher);
-    assert.ok(text.includes(` run ${launcherPermissionFlags()} --v8-flags=`), "the launcher runs with the one list");
+    assert.ok(
+      text.includes(` run ${launcherPermissionFlags()} ${V8_FLAGS_ARGUMENT} --cached-only `),
+      "the launcher runs with the one permission list and the one list of V8 flags",
+    );
     assert.doesNotMatch(text, /--allow-all|--allow-run|--allow-write|--allow-ffi|\s-A\s/);
 
     // The probe in place of the bundle: the launcher runs it exactly as it runs the controller.

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { PERMISSION_FLAGS } from "../../lib/runtime_permissions.ts";
+import { PERMISSION_FLAGS, V8_FLAGS_ARGUMENT } from "../../lib/runtime_permissions.ts";
 
 /** Directory of the Deno runtime, the bundle and the empty DENO_DIR: the release tarball's `lib/ankra-cloud-ccm`. */
 export const INSTALL_DIR = "/usr/local/lib/ankra-cloud-ccm";
@@ -26,11 +26,8 @@ export const BUNDLE_PATH = `${INSTALL_DIR}/ankra-cloud-ccm.js`;
  */
 export const DENO_DIR = `${INSTALL_DIR}/deno-dir`;
 
-/** The V8 flags measured in bench/memory_report.md. */
-export const V8_FLAGS = "--v8-flags=--expose-gc,--max-semi-space-size=1,--lite-mode,--optimize-for-size";
-
 /**
- * The image's entrypoint: the bundle on the Deno runtime with the controller's permissions
+ * The image's entrypoint: the bundle on the Deno runtime with the controller's permissions and V8 flags
  * (lib/runtime_permissions.ts: the chart's credentials directory and the service account are readable; with no shell
  * in the image, no directory is added at run time); the chart's `args` follow it.
  */
@@ -38,7 +35,7 @@ export const ENTRYPOINT: readonly string[] = [
   DENO_PATH,
   "run",
   ...PERMISSION_FLAGS,
-  V8_FLAGS,
+  V8_FLAGS_ARGUMENT,
   "--cached-only",
   "--no-code-cache",
   "--no-config",
