@@ -30,6 +30,7 @@ import {
   type ClusterIdentity,
   collisionMessage,
   loadBalancerOwnership,
+  namedLoadBalancerUse,
   servesService,
 } from "../provider/load_balancer_ownership.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
@@ -268,6 +269,30 @@ export class LoadBalancerDirectory {
     const orphan = named.find((lb) => loadBalancerOwnership(lb.labels, this.#cluster).kind === "unlabelled");
     const lb = orphan ? await this.#read(orphan.id, signal) : undefined;
     return lb ? { lb, unlabelled: true } : undefined;
+  }
+
+  /**
+   * The load balancer Service `key` names in `load-balancer.ankra.cloud/load-balancer-id`, and whether it may use it
+   * ({@linkcode namedLoadBalancerUse}); undefined when the account has none with `id`. The cached document serves when
+   * it is this Service's, young enough and not asked `fresh`; one the Service may use as it is is remembered as its.
+   */
+  async findNamed(
+    key: string,
+    id: string,
+    options: { fresh?: boolean; signal?: AbortSignal } = {},
+  ): Promise<{ lb: LoadBalancer; use: ReturnType<typeof namedLoadBalancerUse> } | undefined> {
+    const cached = this.#documents.get(key);
+    if (
+      cached && cached.lb.id === id && !options.fresh &&
+      performance.now() - cached.readAt + TIMER_SLACK_MS < this.#options.documentTtlMs
+    ) {
+      return { lb: cached.lb, use: { ok: true, adopt: false } };
+    }
+    const lb = await this.#read(id, options.signal);
+    if (!lb) return undefined;
+    const use = namedLoadBalancerUse(lb, this.#cluster, key);
+    if (use.ok && !use.adopt) this.remember(key, lb, { document: "read" });
+    return { lb, use };
   }
 
   /** The answer for a load balancer that serves `key`: remembered when own, to be adopted when legacy. */

@@ -3,7 +3,9 @@
  * being served, or moves onto an edge) — one `DeletingLoadBalancer` and one delete, then the real load balancer is
  * read again until it is gone — and, once nothing is left, the finalizer and status removed and `DeletedLoadBalancer`.
  * Only this cluster's load balancer is deleted (its UID label, or none from an older maker); one of another cluster
- * with the same name is left alone.
+ * with the same name is left alone. A Service with `load-balancer.ankra.cloud/preserve-on-delete` has its load balancer
+ * released instead ({@linkcode planRelease}: its listeners removed, renamed, labelled `ccm.ankra.cloud/released`) and
+ * gets a `PreservedLoadBalancer` event naming it and its addresses.
  *
  * @module
  */
@@ -11,7 +13,10 @@ import { objectKey } from "../kube/object_key.ts";
 import type { ServiceWriter } from "../kube/service_writes.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import { loadBalancerLabels, loadBalancerName } from "../provider/load_balancer_names.ts";
+import { preservesOnDelete } from "../provider/annotations.ts";
+import { loadBalancerLabels, loadBalancerName, RELEASED_LABEL } from "../provider/load_balancer_names.ts";
+import { planRelease, releasedLabelValue } from "../provider/load_balancer_release.ts";
+import { loadBalancerIngress } from "../provider/service_ingress.ts";
 import { FINALIZER } from "../provider/service_plan.ts";
 import type { ReconcileResult } from "../runtime/work_queue.ts";
 import type { CloudCallSender } from "./cloud_call_executor.ts";
@@ -44,6 +49,8 @@ export interface ServiceCleanupOptions {
   writes: ServiceWriter;
   /** `--cluster-name`. */
   clusterName: string;
+  /** UID of the `kube-system` namespace: a released load balancer keeps it. */
+  clusterUid: string;
   /** Removes the Service's members from an edge it used. */
   edges: Pick<EdgeMembership, "leave">;
   /** Look again after this long while the load balancer is being deleted. */
@@ -67,7 +74,10 @@ export class ServiceCleanup {
     this.#o = options;
   }
 
-  /** Retires the Service's dedicated load balancer; true while one exists (being deleted). */
+  /**
+   * Retires the Service's dedicated load balancer — deleted, or released when the Service asks to preserve it; true
+   * while one exists (being deleted).
+   */
   async retireDedicated(service: SlimService, wanted: DedicatedLoadBalancer): Promise<boolean> {
     const o = this.#o;
     const found = await o.directory.find(wanted.key, {
@@ -78,6 +88,22 @@ export class ServiceCleanup {
     // Never another cluster's, never an unlabelled one; a legacy one (no UID label) is this cluster's by the old rule.
     if (!found || found.foreign || (found.unlabelled && !found.legacy)) return false;
     o.tracker.untrack(wanted.key);
+    if (found.lb.state !== "deleting" && preservesOnDelete(service.annotations)) {
+      await o.send(wanted.key, planRelease(found.lb, service, o.clusterUid));
+      o.directory.forget(wanted.key);
+      const addresses = loadBalancerIngress(found.lb).map((i) => i.ip).join(", ") || "none yet";
+      o.reporter.provider(
+        service,
+        "Normal",
+        "PreservedLoadBalancer",
+        `Kept load balancer ${found.lb.id} (addresses ${addresses}) as load-balancer.ankra.cloud/preserve-on-delete ` +
+          `asks: its listeners are removed and it is labelled ${RELEASED_LABEL}=${releasedLabelValue(service)}; a ` +
+          `Service with load-balancer.ankra.cloud/load-balancer-id: ${found.lb.id} takes it back, or delete it in ` +
+          "the Ankra Cloud console",
+      );
+      if (!o.writes.dryRun) log.info(0, "released load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+      return false;
+    }
     if (found.lb.state !== "deleting") {
       o.reporter.service(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
       await o.send(wanted.key, [{ operation: "delete_load_balancer", loadBalancer: { id: found.lb.id } }]);

@@ -20,17 +20,11 @@ import type { LoadBalancer } from "../cloud/client.ts";
 import { objectKey } from "../kube/object_key.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import { immutableNotice, planLoadBalancer, planServed } from "../provider/load_balancer_plan.ts";
+import { handMadePortsNotice, immutableNotice, planLoadBalancer, planServed } from "../provider/load_balancer_plan.ts";
 import { parseAnnotations } from "../provider/annotations.ts";
 import { ingressIpMode, keepsIpMode } from "../provider/service_ingress.ts";
 import { nodeChangeMatters, serviceChangeMatters, serviceChangeNeedsRead } from "../provider/service_changes.ts";
-import {
-  type ClassRule,
-  FINALIZER,
-  needsCleanup,
-  type ServiceIntent,
-  wantsLoadBalancer,
-} from "../provider/service_plan.ts";
+import { type ClassRule, FINALIZER, needsCleanup, wantsLoadBalancer } from "../provider/service_plan.ts";
 import { whenAborted } from "../runtime/abort.ts";
 import { waitForEndpoints } from "../kube/endpoint_slices.ts";
 import { isLocalTraffic, servingIntent } from "../provider/local_traffic.ts";
@@ -40,6 +34,7 @@ import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
 import { type CloudCallSender, cloudCallSender } from "./cloud_call_executor.ts";
 import { EdgeMembership } from "./edge_membership.ts";
 import { clusterNameCollision, LoadBalancerDirectory } from "./load_balancer_directory.ts";
+import { ServiceLookup } from "./service_lookup.ts";
 import { PlacementFacts } from "./placement_facts.ts";
 import { LoadBalancerPlacement } from "./load_balancer_placement.ts";
 import { ProvisioningTracker, type TrackedOutcome } from "./provisioning_tracker.ts";
@@ -75,6 +70,7 @@ interface PassSteps {
   cleanup: ServiceCleanup;
   edge: ServiceEdge;
   edges: EdgeMembership;
+  lookup: ServiceLookup;
   apply: ServiceApply;
 }
 
@@ -96,6 +92,7 @@ function passSteps(o: ServiceControllerOptions, driftMs: number): PassSteps {
     send,
     writes: o.writes,
     clusterName: o.clusterName,
+    clusterUid: o.clusterUid,
     edges,
     deletePollMs: pollMs,
   });
@@ -121,6 +118,7 @@ function passSteps(o: ServiceControllerOptions, driftMs: number): PassSteps {
       provisioningPollMs: pollMs,
     }),
     edges,
+    lookup: new ServiceLookup({ directory, cleanup, recheckAfterMs: driftMs }),
     apply: new ServiceApply({
       writes: o.writes,
       directory,
@@ -297,8 +295,8 @@ export class ServiceController {
           : notReady("Creating", `edge ${edgeId} has no address yet`);
         return { requeueAfterMs: edgePass.requeueAfterMs };
       }
-      // 3. Find its load balancer: the real one when the Service changed.
-      const found = await this.#find(service, intent, fresh);
+      // 3. Find its load balancer: the real one when the Service changed; the one it names, if it names one.
+      const found = await this.#steps.lookup.find(service, intent, fresh);
       if (found?.foreign) throw clusterNameCollision(found.lb, this.#driftMs);
       if (found?.lb.state === "deleting") {
         throw new Error(`load balancer ${found.lb.id} is being deleted; a new one is created once it is gone`);
@@ -326,7 +324,10 @@ export class ServiceController {
         drain: { periodMs: o.memberDrainMs ?? 0, now: Date.now(), draining: this.#drains.get(intent.key) ?? new Map() },
       });
       if (found) {
-        this.#steps.reporter.notices(service, [immutableNotice(found.lb, intent.settings, o.defaults.networkId)]);
+        this.#steps.reporter.notices(service, [
+          immutableNotice(found.lb, intent.settings, o.defaults.networkId),
+          handMadePortsNotice(found.lb, intent),
+        ]);
       }
       if (o.dryRun && found && plan.calls.length === 0 && !plan.ingress) {
         o.dryRun.note("service", intent.key, `adopt load balancer ${found.lb.id} (${found.lb.name}); no change`);
@@ -348,15 +349,6 @@ export class ServiceController {
       if (fresh) this.#readNext.add(intent.key);
       throw this.#steps.reporter.failed(service, "ensure", cause);
     }
-  }
-
-  #find(service: SlimService, intent: ServiceIntent, fresh: boolean) {
-    return this.#steps.directory.find(intent.key, {
-      labels: intent.labels,
-      name: intent.loadBalancerName,
-      mayExist: service.finalizers.includes(FINALIZER),
-      fresh,
-    });
   }
 
   /** Takes in what the tracker finds, until it stops (the controller's term ended). */

@@ -48,6 +48,10 @@ export interface LoadBalancerSettings {
   ipMode?: "Proxy" | "VIP";
   /** Only nodes whose labels match may be members (the selector's text and its requirements). */
   nodeSelector?: { text: string; requirements: LabelRequirement[] };
+  /** Keep the load balancer (and its address) when the Service goes: released, not deleted. */
+  preserveOnDelete: boolean;
+  /** Use this existing load balancer (released by this cluster, unlabelled, or already this Service's). */
+  loadBalancerId?: string;
 }
 
 /** A rejected annotation. */
@@ -137,6 +141,34 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     read(value, settings) {
       if (!ZONE_NAME.test(value)) return "must be a zone name such as de-fsn1";
       settings.zone = value;
+    },
+  },
+  {
+    name: "load-balancer-id",
+    values: `a load balancer id (${ANKRA_ID_WORDS})`,
+    default: "none: the Service gets a load balancer of its own",
+    meaning: "use this existing load balancer and keep its address: one released by this cluster " +
+      "(preserve-on-delete), one without labels, or this Service's own; another cluster's or Service's is refused. " +
+      "Frontends and backends it did not make (names other than tcp-<port>) are left alone",
+    read(value, settings) {
+      if (!ANKRA_ID.test(value)) return `must be an Ankra Cloud load balancer id (${ANKRA_ID_WORDS})`;
+      settings.loadBalancerId = value;
+    },
+    check(settings) {
+      if (settings.edgeId) return `cannot be combined with ${PREFIX}edge`;
+    },
+  },
+  {
+    name: "preserve-on-delete",
+    values: "true or false",
+    default: "false",
+    meaning: "when the Service is deleted or stops being a LoadBalancer, keep its load balancer and address: its " +
+      "listeners are removed and it is labelled ccm.ankra.cloud/released=<namespace>.<name> (never swept); " +
+      "load-balancer-id takes it back",
+    read(value, settings) {
+      const parsed = parseGoBoolean(value);
+      if (parsed === undefined) return "must be true or false";
+      settings.preserveOnDelete = parsed;
     },
   },
   {
@@ -298,7 +330,16 @@ export function defaultSettings(options: { sessionAffinity?: string } = {}): Loa
     tlsPorts: [],
     certificateIds: [],
     redirectHttpToHttps: false,
+    preserveOnDelete: false,
   };
+}
+
+/**
+ * True when the Service asks to keep its load balancer when it goes: read alone, so a Service whose other annotations
+ * became invalid still keeps it.
+ */
+export function preservesOnDelete(annotations: Record<string, string>): boolean {
+  return parseGoBoolean(annotations[PREFIX + "preserve-on-delete"]?.trim() ?? "") === true;
 }
 
 /** Parses a Service's annotations with {@linkcode ANNOTATIONS}; every problem is reported, nothing is half-applied. */

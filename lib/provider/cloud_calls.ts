@@ -23,7 +23,11 @@ export type BackendRef = { id: string } | { createdName: string };
 /** One API call with its body. */
 export type CloudCall =
   | { operation: "create_load_balancer"; body: CreateLoadBalancerInput }
-  | { operation: "update_load_balancer"; loadBalancer: LoadBalancerRef; body: { labels: Record<string, string> } }
+  | {
+    operation: "update_load_balancer";
+    loadBalancer: LoadBalancerRef;
+    body: { labels: Record<string, string>; name?: string };
+  }
   | { operation: "delete_load_balancer"; loadBalancer: LoadBalancerRef }
   | { operation: "create_load_balancer_backend"; loadBalancer: LoadBalancerRef; body: CreateBackendInput }
   | {
@@ -61,7 +65,10 @@ export function describeCall(call: CloudCall): string {
       return `create load balancer ${call.body.name} in zone ${call.body.zone} on network ${call.body.network_id} ` +
         `(${call.body.high_availability === false ? "single VM" : "HA pair"}, public IPv4 ${call.body.public_ipv4})`;
     case "update_load_balancer":
-      return `label load balancer ${refText(call.loadBalancer)} ${JSON.stringify(call.body.labels)}`;
+      return `${call.body.name ? `rename load balancer ${refText(call.loadBalancer)} to ${call.body.name} and ` : ""}` +
+        `label ${call.body.name ? "it" : `load balancer ${refText(call.loadBalancer)}`} ${
+          JSON.stringify(call.body.labels)
+        }`;
     case "delete_load_balancer":
       return `delete load balancer ${refText(call.loadBalancer)}`;
     case "create_load_balancer_backend":

@@ -27,6 +27,23 @@ export function listenerName(port: number): string {
   return `tcp-${port}`;
 }
 
+/**
+ * True for a frontend or backend this controller made (`tcp-<port>`): the only ones it changes or deletes. Others — made
+ * by hand on a load balancer a Service adopted (`load-balancer.ankra.cloud/load-balancer-id`) — are left alone.
+ */
+export function isManagedListener(name: string): boolean {
+  return /^tcp-[1-9][0-9]{0,4}$/.test(name);
+}
+
+/**
+ * The name a released load balancer takes (`<its name, cut to 46 bytes>-released-<hash of its id>`, at most 64 bytes):
+ * the Service's name is free again for a new load balancer, and the console shows which ones are kept.
+ */
+export function releasedName(name: string, id: string): string {
+  const head = new TextDecoder().decode(new TextEncoder().encode(name).slice(0, 46)).replace(/\uFFFD+$/, "");
+  return `${head.replace(/-+$/, "")}-released-${shortHash(id)}`;
+}
+
 /** A member's name: the cleaned node name (≤ 23 characters) + `-` + hash(node name, address); ≤ 32 characters. */
 export function memberName(nodeName: string, address: string): string {
   const hash = shortHash(nodeName, address);
@@ -62,3 +79,10 @@ export const CLUSTER_LABEL = "ccm.ankra.cloud/cluster";
  * clusters with the same `--cluster-name` in one account tell their load balancers apart by it.
  */
 export const CLUSTER_UID_LABEL = "ccm.ankra.cloud/cluster-uid";
+
+/**
+ * Label of a load balancer a Service let go with `load-balancer.ankra.cloud/preserve-on-delete` (instead of the Service
+ * label): `<namespace>.<name>` of that Service. Such a load balancer is never adopted by name, swept or deleted; a
+ * Service naming it in `load-balancer.ankra.cloud/load-balancer-id` takes it back.
+ */
+export const RELEASED_LABEL = "ccm.ankra.cloud/released";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { CLUSTER_LABEL, CLUSTER_UID_LABEL, SERVICE_LABEL } from "./load_balancer_names.ts";
+import { CLUSTER_LABEL, CLUSTER_UID_LABEL, RELEASED_LABEL, SERVICE_LABEL } from "./load_balancer_names.ts";
 
 /** Who this controller is: `--cluster-name` and the `kube-system` namespace's UID. */
 export interface ClusterIdentity {
@@ -22,6 +22,8 @@ export interface ClusterIdentity {
  * - `own`: this cluster's name and UID and a Service label;
  * - `legacy`: this cluster's name and a Service label, no UID label (to be adopted: it gets the UID label);
  * - `foreign`: a UID label naming another cluster (never adopted, changed or deleted);
+ * - `released`: this cluster's UID and a released label, no Service label (kept by `preserve-on-delete`; taken back only
+ *   by a Service naming it in `load-balancer-id`);
  * - `unlabelled`: neither a Service nor a UID label (an orphan of a crash between create and label; adopted by name);
  * - `other`: anything else (another cluster name without a UID, this UID without a Service label).
  */
@@ -29,6 +31,7 @@ export type Ownership =
   | { kind: "own"; service: string }
   | { kind: "legacy"; service: string }
   | { kind: "foreign"; uid: string }
+  | { kind: "released"; service: string }
   | { kind: "unlabelled" }
   | { kind: "other" };
 
@@ -37,6 +40,9 @@ export function loadBalancerOwnership(labels: Record<string, string>, cluster: C
   const uid = labels[CLUSTER_UID_LABEL];
   if (uid !== undefined && uid !== cluster.uid) return { kind: "foreign", uid };
   const service = labels[SERVICE_LABEL];
+  if (!service && uid !== undefined && labels[RELEASED_LABEL]) {
+    return { kind: "released", service: labels[RELEASED_LABEL] };
+  }
   if (!service) return uid === undefined ? { kind: "unlabelled" } : { kind: "other" };
   if (labels[CLUSTER_LABEL] !== cluster.name) return { kind: "other" };
   return uid === undefined ? { kind: "legacy", service } : { kind: "own", service };
@@ -56,4 +62,44 @@ export function collisionMessage(lb: { id: string; name: string; labels: Record<
   return `load balancer ${lb.id} (${lb.name}) has this Service's name but belongs to another cluster ` +
     `(${CLUSTER_UID_LABEL}=${lb.labels[CLUSTER_UID_LABEL]}) with the same --cluster-name; nothing is created or ` +
     "changed: give this cluster a --cluster-name unique in the Ankra account, or delete the other cluster's Service";
+}
+
+/**
+ * Whether Service `key` may use the load balancer it names in `load-balancer.ankra.cloud/load-balancer-id`: its own
+ * (or legacy) one, one this cluster released, or one without labels (made by hand) — `ok`, with `adopt` when its labels
+ * must change; another cluster's or another Service's is refused with the reason the Warning gives.
+ */
+export function namedLoadBalancerUse(
+  lb: { id: string; labels: Record<string, string> },
+  cluster: ClusterIdentity,
+  key: string,
+): { ok: true; adopt: boolean } | { ok: false; reason: string } {
+  const owner = loadBalancerOwnership(lb.labels, cluster);
+  switch (owner.kind) {
+    case "own":
+      if (owner.service === key) return { ok: true, adopt: false };
+      break;
+    case "legacy":
+      if (owner.service === key) return { ok: true, adopt: true };
+      break;
+    case "released":
+    case "unlabelled":
+      return { ok: true, adopt: true };
+    case "foreign":
+      return {
+        ok: false,
+        reason:
+          `load balancer ${lb.id} belongs to another cluster (${CLUSTER_UID_LABEL}=${owner.uid}); nothing of it ` +
+          "is changed: name a load balancer of this cluster, or remove the annotation",
+      };
+  }
+  const service = lb.labels[SERVICE_LABEL];
+  return {
+    ok: false,
+    reason: service
+      ? `load balancer ${lb.id} is Service ${service}'s; nothing of it is changed: delete that Service with ` +
+        'load-balancer.ankra.cloud/preserve-on-delete: "true" to release it, or remove the annotation'
+      : `load balancer ${lb.id} carries labels of this controller (${JSON.stringify(lb.labels)}) but is no Service's ` +
+        "and was not released by this cluster; nothing of it is changed",
+  };
 }

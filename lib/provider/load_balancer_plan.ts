@@ -11,7 +11,7 @@ import type { LoadBalancer, ZoneCapabilities } from "../cloud/schemas.ts";
 import type { CreateLoadBalancerInput, MemberInput } from "../cloud/load_balancers.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
 import type { BackendRef, CloudCall, LoadBalancerRef } from "./cloud_calls.ts";
-import { listenerName } from "./load_balancer_names.ts";
+import { isManagedListener, listenerName, RELEASED_LABEL } from "./load_balancer_names.ts";
 import { backendMembers, drainPlans, type DrainStarts, membersDiffer } from "./member_drain.ts";
 import { type Ingress, loadBalancerIngress, sameIngress } from "./service_ingress.ts";
 import type { HighAvailabilityMode, Notice, ServiceIntent } from "./service_plan.ts";
@@ -62,8 +62,44 @@ export type ListenerIntent = Pick<ServiceIntent, "ports" | "members"> & {
 };
 
 /**
+ * The ports of the Service that a frontend this controller did not make already serves (on a load balancer adopted
+ * with `load-balancer.ankra.cloud/load-balancer-id`), with that frontend's name: they are left as they are.
+ */
+export function portsHeldByHand(
+  lb: Pick<LoadBalancer, "frontends">,
+  intent: Pick<ServiceIntent, "ports">,
+): Map<number, string> {
+  const held = new Map<number, string>();
+  for (const frontend of lb.frontends) {
+    if (!isManagedListener(frontend.name) && intent.ports.some((p) => p.port === frontend.port)) {
+      held.set(frontend.port, frontend.name);
+    }
+  }
+  return held;
+}
+
+/** The `PortInUse` notice: Service ports a hand-made frontend serves, which this controller does not forward. */
+export function handMadePortsNotice(
+  lb: Pick<LoadBalancer, "id" | "frontends">,
+  intent: Pick<ServiceIntent, "ports">,
+): Notice {
+  const held = [...portsHeldByHand(lb, intent)];
+  return {
+    topic: "hand-made-ports",
+    reason: "PortInUse",
+    message: held.length
+      ? `load balancer ${lb.id} already serves ${
+        held.map(([port, name]) => `port ${port} (frontend ${name})`).join(", ")
+      } with a frontend this controller did not make; it is left as it is and the Service's port is not forwarded: ` +
+        "free the port on the load balancer or change the Service's port"
+      : undefined,
+  };
+}
+
+/**
  * The calls that bring a load balancer's listeners to the Service's TCP ports. `lb` is the full document (empty
- * `frontends`/`backends` for one the plan creates) and `ref` how calls name it.
+ * `frontends`/`backends` for one the plan creates) and `ref` how calls name it. Only the listeners this controller
+ * makes (`tcp-<port>`) are changed or deleted; a port a hand-made frontend serves is skipped ({@linkcode portsHeldByHand}).
  */
 export function listenerCalls(
   lb: Pick<LoadBalancer, "frontends" | "backends">,
@@ -72,10 +108,11 @@ export function listenerCalls(
 ): CloudCall[] {
   const calls: CloudCall[] = [];
   const { settings } = intent;
-  const wanted = new Map(intent.ports.map((p) => [listenerName(p.port), p]));
+  const held = portsHeldByHand(lb, intent);
+  const wanted = new Map(intent.ports.filter((p) => !held.has(p.port)).map((p) => [listenerName(p.port), p]));
   const protocol = settings.protocol ?? "tcp";
   for (const frontend of lb.frontends) {
-    if (!wanted.has(frontend.name)) {
+    if (!wanted.has(frontend.name) && isManagedListener(frontend.name)) {
       calls.push({
         operation: "delete_load_balancer_frontend",
         loadBalancer: ref,
@@ -149,7 +186,7 @@ export function listenerCalls(
     }
   }
   for (const backend of lb.backends) {
-    if (!wanted.has(backend.name)) {
+    if (!wanted.has(backend.name) && isManagedListener(backend.name)) {
       calls.push({
         operation: "delete_load_balancer_backend",
         loadBalancer: ref,
@@ -274,7 +311,10 @@ export interface LoadBalancerPlanInput {
   target: { existing: LoadBalancer } | { create: CreateLoadBalancerInput };
   /** True when an earlier pass recorded `EnsuringLoadBalancer` and no `EnsuredLoadBalancer` followed yet. */
   ensuringOpen: boolean;
-  /** Set for an unlabelled load balancer found by name: it gets these labels first (adoption). */
+  /**
+   * Set for a load balancer this Service takes over (an unlabelled one found by name, a legacy one, or one named by
+   * `load-balancer-id`): it gets these labels first, and a released label goes.
+   */
   adopt?: { labels: Record<string, string> };
   /** How members it loses drain (default: they leave at once). */
   drain?: DrainInput;
@@ -324,11 +364,10 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
     calls.push(...listenerCalls({ frontends: [], backends: [] }, intent, { created: true }));
   } else {
     if (input.adopt) {
-      calls.push({
-        operation: "update_load_balancer",
-        loadBalancer: { id: target.existing.id },
-        body: { labels: { ...target.existing.labels, ...input.adopt.labels } },
-      });
+      // A released load balancer taken back is this Service's again: the released label goes.
+      const labels: Record<string, string> = { ...target.existing.labels, ...input.adopt.labels };
+      delete labels[RELEASED_LABEL];
+      calls.push({ operation: "update_load_balancer", loadBalancer: { id: target.existing.id }, body: { labels } });
     }
     const drained = drainPlans(target.existing, intent, input.drain ?? { periodMs: 0, now: 0, draining: new Map() });
     drain = drained.drain;

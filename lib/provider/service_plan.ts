@@ -84,6 +84,7 @@ export interface Notice {
     | "member-addresses"
     | "node-selector"
     | "immutable"
+    | "hand-made-ports"
     | "service-lb";
   /** Event reason. */
   reason: string;

@@ -100,3 +100,14 @@ Deno.test("a load balancer of another cluster with the same --cluster-name, or o
   const second = planSweep(observe(600_000, listed), first.pending, OPTIONS);
   assert.deepEqual(second.sweep.map((l) => l.id), ["mine"]);
 });
+
+Deno.test("a load balancer released by preserve-on-delete is never swept, however long its Service is gone", () => {
+  const released = lb("kept", {
+    "ccm.ankra.cloud/cluster": "prod",
+    "ccm.ankra.cloud/cluster-uid": UID,
+    "ccm.ankra.cloud/released": "shop.web",
+  });
+  const first = planSweep(observe(0, [released]), new Map(), OPTIONS);
+  const second = planSweep(observe(10 * 600_000, [released]), first.pending, OPTIONS);
+  assert.deepEqual([...first.pending.keys(), ...second.sweep.map((l) => l.id)], []);
+});
