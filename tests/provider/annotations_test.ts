@@ -24,6 +24,7 @@ Deno.test("defaults are the API's health check and no IPv4", () => {
     tlsPorts: [],
     certificateIds: [],
     redirectHttpToHttps: false,
+    preserveOnDelete: false,
   });
 });
 
