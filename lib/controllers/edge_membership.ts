@@ -27,6 +27,8 @@ export interface EdgeMembershipOptions {
   writes: ServiceWriter;
   /** `--cluster-name`: part of the names of this cluster's members on an edge. */
   clusterName: string;
+  /** The cluster's UID: part of the names of its members on an edge. */
+  clusterUid: string;
 }
 
 /** Takes Services' members off edges. */
@@ -58,7 +60,10 @@ export class EdgeMembership {
     const o = this.#o;
     try {
       const edge = await o.cloud.getEdge(edgeId);
-      const rest = edgeMembersWithout(edge, edgeMemberPrefix(o.clusterName, service.namespace, service.name));
+      const rest = edgeMembersWithout(edge, [
+        edgeMemberPrefix(o.clusterName, service.namespace, service.name, o.clusterUid),
+        edgeMemberPrefix(o.clusterName, service.namespace, service.name),
+      ]);
       if (rest) {
         await o.send(key, [{ operation: "update_edge", edgeId, body: { members: rest } }]);
         if (!o.writes.dryRun) {

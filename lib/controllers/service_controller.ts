@@ -84,7 +84,13 @@ function passSteps(o: ServiceControllerOptions, driftMs: number): PassSteps {
   const tracker = new ProvisioningTracker(o.cloud, { clusterName: o.clusterName, minPollMs: pollMs, directory });
   const reporter = new ServiceReporter(o);
   const send = cloudCallSender(o.cloud, { controller: "service", dryRun: o.dryRun });
-  const edges = new EdgeMembership({ cloud: o.cloud, send, writes: o.writes, clusterName: o.clusterName });
+  const edges = new EdgeMembership({
+    cloud: o.cloud,
+    send,
+    writes: o.writes,
+    clusterName: o.clusterName,
+    clusterUid: o.clusterUid,
+  });
   const cleanup = new ServiceCleanup({
     directory,
     tracker,

@@ -1,5 +1,6 @@
 /**
- * A Service's members on a combined edge: members whose names start with the Service's prefix are its own; every
+ * A Service's members on a combined edge: members whose names start with one of the Service's prefixes (this
+ * cluster's, and the Go controller's it replaces) are its own; every
  * other member (other Services', hand-made ones) is kept untouched and in its order; a Service port already served by
  * a kept member is a conflict; the status comes from the edge's addresses. Pure functions.
  *
@@ -35,9 +36,14 @@ function key(m: EdgeMemberInput): string {
   return [m.name, m.frontend_port, m.address, m.port, m.weight ?? DEFAULT_WEIGHT, m.enabled ?? true].join("|");
 }
 
-/** The edge's new member list with this Service's `wanted` members (named with `prefix`). */
-export function edgeMembersPlan(edge: Edge, prefix: string, wanted: EdgeMemberInput[]): EdgeMembersPlan {
-  const kept = edge.members.filter((m) => !m.name.startsWith(prefix));
+/** True when `name` starts with one of `prefixes`. */
+function ownedBy(name: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((prefix) => name.startsWith(prefix));
+}
+
+/** The edge's new member list with this Service's `wanted` members (its members are named with one of `prefixes`). */
+export function edgeMembersPlan(edge: Edge, prefixes: readonly string[], wanted: EdgeMemberInput[]): EdgeMembersPlan {
+  const kept = edge.members.filter((m) => !ownedBy(m.name, prefixes));
   const ports = new Set(wanted.map((m) => m.frontend_port));
   const clash = kept.find((m) => ports.has(m.frontend_port));
   if (clash) {
@@ -54,10 +60,10 @@ export function edgeMembersPlan(edge: Edge, prefix: string, wanted: EdgeMemberIn
   return { ok: true, members, changed };
 }
 
-/** The edge's list without this Service's members, or undefined when it has none there. */
-export function edgeMembersWithout(edge: Edge, prefix: string): EdgeMemberInput[] | undefined {
-  if (!edge.members.some((m) => m.name.startsWith(prefix))) return undefined;
-  return edge.members.filter((m) => !m.name.startsWith(prefix)).map(asEdgeInput);
+/** The edge's list without the members named with one of `prefixes`, or undefined when it has none of them. */
+export function edgeMembersWithout(edge: Edge, prefixes: readonly string[]): EdgeMemberInput[] | undefined {
+  if (!edge.members.some((m) => ownedBy(m.name, prefixes))) return undefined;
+  return edge.members.filter((m) => !ownedBy(m.name, prefixes)).map(asEdgeInput);
 }
 
 /** True for a combined edge with the `load_balancer` role. */
@@ -111,7 +117,7 @@ export type EdgePlan =
  */
 export function planEdge(
   edge: Edge,
-  intent: Pick<ServiceIntent, "ports" | "members" | "edgePrefix">,
+  intent: Pick<ServiceIntent, "ports" | "members" | "edgePrefix" | "legacyEdgePrefix">,
   state: {
     currentIngress: { ip?: string; ipMode?: string }[];
     ensuringOpen: boolean;
@@ -126,7 +132,7 @@ export function planEdge(
         "a dedicated load balancer",
     };
   }
-  const plan = edgeMembersPlan(edge, intent.edgePrefix, wantedEdgeMembers(intent));
+  const plan = edgeMembersPlan(edge, [intent.edgePrefix, intent.legacyEdgePrefix], wantedEdgeMembers(intent));
   if (!plan.ok) return { ok: false, problem: plan.conflict };
   const calls: CloudCall[] = plan.changed
     ? [{ operation: "update_edge", edgeId: edge.id, body: { members: plan.members } }]

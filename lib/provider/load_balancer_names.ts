@@ -52,9 +52,24 @@ export function memberName(nodeName: string, address: string): string {
   return prefix ? `${prefix}-${hash}` : hash;
 }
 
-/** The prefix of a Service's members on a combined edge: `k` + hash(cluster, namespace, name) + `-`. */
-export function edgeMemberPrefix(cluster: string, namespace: string, name: string): string {
-  return `k${shortHash(cluster, namespace, name)}-`;
+/**
+ * The prefix of every member this cluster puts on a combined edge: `k` + the first 6 hex characters of hash(the
+ * cluster's UID) + `-`. Members carry no labels, so this is how a cluster's members are told apart from another
+ * cluster's (even one with the same `--cluster-name`) and found by `ankra-cloud-ccm cleanup` without the Services.
+ */
+export function edgeClusterPrefix(clusterUid: string): string {
+  return `k${shortHash(clusterUid).slice(0, 6)}-`;
+}
+
+/**
+ * The prefix of a Service's members on a combined edge: {@linkcode edgeClusterPrefix} + hash(cluster, namespace,
+ * name) + `-` (25 characters with the member's own hash: within the API's 32). Without a UID, the Go controller's
+ * prefix `k` + hash(cluster, namespace, name) + `-`: members named so are still the Service's, and are renamed on its
+ * next pass.
+ */
+export function edgeMemberPrefix(cluster: string, namespace: string, name: string, clusterUid?: string): string {
+  const service = shortHash(cluster, namespace, name);
+  return clusterUid ? `${edgeClusterPrefix(clusterUid)}${service}-` : `k${service}-`;
 }
 
 /** An edge member's name: prefix + hash(frontend port, address, node port). */

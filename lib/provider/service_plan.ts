@@ -124,8 +124,10 @@ export interface ServiceIntent {
   loadBalancerName: string;
   /** Labels of the dedicated load balancer (Service, cluster and, when known, the cluster's UID). */
   labels: Record<string, string>;
-  /** Prefix of the Service's members on an edge. */
+  /** Prefix of the names of the Service's members on an edge (with this cluster's UID). */
   edgePrefix: string;
+  /** The Go controller's prefix for the same Service: members named so are the Service's too (renamed on a pass). */
+  legacyEdgePrefix: string;
 }
 
 /** Which Services of `type: LoadBalancer` this controller serves besides the class: `--require-load-balancer-class`. */
@@ -270,7 +272,8 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
       ...loadBalancerLabels(options.clusterName, service.namespace, service.name),
       ...(options.clusterUid ? { [CLUSTER_UID_LABEL]: options.clusterUid } : {}),
     },
-    edgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name),
+    edgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name, options.clusterUid),
+    legacyEdgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name),
   };
 }
 

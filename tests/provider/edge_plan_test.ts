@@ -9,11 +9,13 @@ import {
 } from "../../lib/provider/edge_plan.ts";
 import { edgeMemberName, edgeMemberPrefix } from "../../lib/provider/load_balancer_names.ts";
 
-const PREFIX = edgeMemberPrefix("prod", "shop", "web");
+const PREFIX = edgeMemberPrefix("prod", "shop", "web", "uid-a");
+const LEGACY = edgeMemberPrefix("prod", "shop", "web");
 const INTENT = {
   ports: [{ port: 80, nodePort: 30080 }],
   members: [{ node: "worker-1", address: "10.0.0.5" }, { node: "worker-2", address: "10.0.0.6" }],
   edgePrefix: PREFIX,
+  legacyEdgePrefix: LEGACY,
 };
 
 function edge(extra: Record<string, unknown> = {}): Edge {
@@ -119,10 +121,32 @@ Deno.test("an edge without an address keeps the Ensuring open: the Service is no
 
 Deno.test("leaving an edge removes only the Service's own members; an edge without them needs no call", () => {
   const mine = wantedEdgeMembers(INTENT).map((m) => ({ ...m, id: "" }));
-  assert.deepEqual(edgeMembersWithout(edge({ members: [...mine, other] }), PREFIX), [
+  assert.deepEqual(edgeMembersWithout(edge({ members: [...mine, other] }), [PREFIX, LEGACY]), [
     { name: "hand-made", frontend_port: 443, address: "10.0.0.9", port: 31443, weight: 100, enabled: true },
   ]);
-  assert.equal(edgeMembersWithout(edge({ members: [other] }), PREFIX), undefined);
-  const reordered = edgeMembersPlan(edge({ members: [...mine].reverse() }), PREFIX, wantedEdgeMembers(INTENT));
+  assert.equal(edgeMembersWithout(edge({ members: [other] }), [PREFIX, LEGACY]), undefined);
+  const reordered = edgeMembersPlan(
+    edge({ members: [...mine].reverse() }),
+    [PREFIX, LEGACY],
+    wantedEdgeMembers(INTENT),
+  );
   assert.deepEqual(reordered.ok && reordered.changed, false, "the same members in another order are no change");
+});
+
+Deno.test("members the Go controller named for the Service are its own: replaced by this cluster's names, never kept", () => {
+  const legacy = wantedEdgeMembers({ ...INTENT, edgePrefix: LEGACY }).map((m) => ({ ...m, id: "" }));
+  const otherCluster = wantedEdgeMembers({ ...INTENT, edgePrefix: edgeMemberPrefix("prod", "shop", "web", "uid-b") })
+    .map((m) => ({ ...m, id: "", frontend_port: 8080 }));
+  const plan = edgeMembersPlan(
+    edge({ members: [...legacy, ...otherCluster] }),
+    [PREFIX, LEGACY],
+    wantedEdgeMembers(INTENT),
+  );
+  assert.ok(plan.ok && plan.changed);
+  assert.deepEqual(
+    plan.members.map((m) => m.name.slice(0, 8)),
+    [...otherCluster.map((m) => m.name.slice(0, 8)), ...wantedEdgeMembers(INTENT).map((m) => m.name.slice(0, 8))],
+    "another cluster's members with the same --cluster-name are kept; the legacy names are gone",
+  );
+  assert.ok(plan.members.every((m) => !m.name.startsWith(LEGACY)));
 });

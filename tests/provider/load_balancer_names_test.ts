@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  edgeClusterPrefix,
   edgeMemberName,
   edgeMemberPrefix,
   loadBalancerName,
@@ -54,4 +55,10 @@ Deno.test("edge member names carry the Service's prefix and a hash of port, addr
   const name = edgeMemberName(prefix, 443, "10.0.0.5", 30443);
   assert.equal(name, prefix + shortHash("443", "10.0.0.5", "30443"));
   assert.equal(name.length, 18);
+  const withUid = edgeMemberPrefix("prod", "shop", "web", "uid-a");
+  assert.match(withUid, /^k[0-9a-f]{6}-[0-9a-f]{8}-$/);
+  assert.ok(withUid.startsWith(edgeClusterPrefix("uid-a")), "every member of the cluster shares its prefix");
+  assert.notEqual(edgeClusterPrefix("uid-a"), edgeClusterPrefix("uid-b"));
+  assert.equal(edgeMemberName(withUid, 443, "10.0.0.5", 30443).length, 25, "within the API's 32");
+  assert.ok(!edgeMemberName(withUid, 443, "10.0.0.5", 30443).startsWith(prefix), "never mistaken for a legacy name");
 });
