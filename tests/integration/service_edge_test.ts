@@ -20,6 +20,7 @@ import {
 import { startServiceController } from "../support/service_controller.ts";
 import { moreReads } from "../support/cloud_passes.ts";
 import { testSeed } from "../support/simulator.ts";
+import { edgeClusterPrefix } from "../../lib/provider/load_balancer_names.ts";
 
 const EDGE_SEED = () =>
   testSeed({
@@ -51,7 +52,12 @@ Deno.test("edge mode: members on the combined edge beside others, status from th
     assert.equal(sim.loadBalancers.items.size, 0, "no dedicated load balancer in edge mode");
     const mine = edge.members.filter((m) => m.name !== "hand-made");
     assert.equal(mine.length, 2);
-    assert.ok(mine.every((m) => /^k[0-9a-f]{8}-[0-9a-f]{8}$/.test(m.name) && m.frontend_port === 80));
+    const clusterPrefix = edgeClusterPrefix(env.clusterUid);
+    assert.ok(
+      mine.every((m) => m.name.startsWith(clusterPrefix) && /^k[0-9a-f]{6}-[0-9a-f]{8}-[0-9a-f]{8}$/.test(m.name)),
+      "named with the cluster's identity",
+    );
+    assert.ok(mine.every((m) => m.frontend_port === 80));
     assert.ok(edge.members.some((m) => m.name === "hand-made" && m.frontend_port === 8443), "other members kept");
     const updates = sim.count("update_edge");
     const unfilteredLists = () =>
