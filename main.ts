@@ -3,6 +3,8 @@
  *
  * - `ankra-cloud-ccm [flags]` runs the controller (`--dry-run`: plan everything, write nothing).
  * - `ankra-cloud-ccm doctor [flags]` checks the API, the token, the nodes, the network and RBAC before installing.
+ * - `ankra-cloud-ccm cleanup --cluster-name=<name> [flags]` removes a cluster's load balancers and edge members from
+ *   the account (`--dry-run`: print the plan).
  *
  * (The local Ankra Cloud API simulator is a separate program, `simulator/main.ts`; it is not part of this binary.)
  *
@@ -25,7 +27,7 @@ export async function main(args: string[]): Promise<number> {
   try {
     command = resolveCommand(args, { env: readEnvironment() });
     // Before any HTTP client exists: each client then trusts exactly the certificates it names (lib/tls.ts).
-    if (command.kind === "run" || command.kind === "doctor") restrictDefaultTrustStore();
+    if (command.kind !== "help" && command.kind !== "version") restrictDefaultTrustStore();
   } catch (cause) {
     if (cause instanceof ConfigError) {
       console.error(`ankra-cloud-ccm: ${redact(cause.message)}`);
@@ -43,6 +45,10 @@ export async function main(args: string[]): Promise<number> {
       // Each mode loads its own code when it runs: the controller never holds the doctor, and the reverse.
       const { runDoctor } = await import("./lib/doctor/doctor.ts");
       return await runDoctor(command, { args, env: readEnvironment() });
+    }
+    case "cleanup": {
+      const { runCleanup } = await import("./lib/cleanup/run_cleanup.ts");
+      return await runCleanup(command, { env: readEnvironment() });
     }
     case "run": {
       configureLogging({ verbosity: command.config.verbosity, format: command.config.loggingFormat });

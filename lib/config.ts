@@ -136,7 +136,8 @@ export type Command =
   | { kind: "help"; text: string }
   | { kind: "version"; text: string }
   | { kind: "run"; config: Config }
-  | { kind: "doctor"; output: "text" | "json"; config?: Config; problem?: string };
+  | { kind: "doctor"; output: "text" | "json"; config?: Config; problem?: string }
+  | { kind: "cleanup"; config: Config; clusterUid?: string; includeReleased: boolean };
 
 const KNOWN_CONTROLLERS: Record<string, ControllerName> = {
   "cloud-node": "cloud-node",
@@ -218,6 +219,7 @@ export function resolveCommand(args: string[], sources: ConfigSources): Command 
       throw cause;
     }
   }
+  if (args[0] === "cleanup") return cleanupCommand(args.slice(1), sources.env, readFile);
   const given = readArgs(args);
   const help = given.ours.get("help");
   if (help !== undefined && parseGoBoolean(help)) return { kind: "help", text: helpText() };
@@ -227,6 +229,30 @@ export function resolveCommand(args: string[], sources: ConfigSources): Command 
     if (text) return { kind: "version", text };
   }
   return { kind: "run", config: buildConfig(given, sources.env, readFile) };
+}
+
+/**
+ * `cleanup [flags]`: the controller's flags plus `--cluster-uid=<uid>` and `--include-released`. `--cluster-name` must
+ * be given (cleaning up the default name `kubernetes` by mistake would delete another cluster's load balancers).
+ */
+function cleanupCommand(args: string[], env: Record<string, string | undefined>, readFile: ReadFile): Command {
+  const given = readArgs(args, ["cluster-uid", "include-released"], ["include-released"]);
+  if (given.ours.get("help") === "true") return { kind: "help", text: helpText() };
+  const clusterUid = given.ours.get("cluster-uid") || undefined;
+  const included = given.ours.get("include-released") ?? "false";
+  const includeReleased = parseGoBoolean(included);
+  if (includeReleased === undefined) {
+    throw new ConfigError(`--include-released must be true or false, not "${included.slice(0, 40)}"`);
+  }
+  given.ours.delete("cluster-uid");
+  given.ours.delete("include-released");
+  if (!given.ours.has("cluster-name")) {
+    throw new ConfigError(
+      "cleanup needs --cluster-name: the name the controller ran with (every load balancer with it and this " +
+        "cluster's UID is deleted)",
+    );
+  }
+  return { kind: "cleanup", config: buildConfig(given, env, readFile), clusterUid, includeReleased };
 }
 
 /** `--master` must be a URL, and https unless it names a loopback host (`kubectl proxy`). */

@@ -25,8 +25,8 @@ export interface GivenFlags {
 
 type ParseToken = ReturnType<typeof parseArgs>["tokens"] extends (infer T)[] | undefined ? T : never;
 
-function isBooleanFlag(name: string): boolean {
-  return optionForFlag(name)?.kind === "boolean" || upstreamFlag(name)?.kind === "bool";
+function isBooleanFlag(name: string, extraBooleans: readonly string[] = []): boolean {
+  return optionForFlag(name)?.kind === "boolean" || upstreamFlag(name)?.kind === "bool" || extraBooleans.includes(name);
 }
 
 function isKnownFlag(name: string, extra: readonly string[]): boolean {
@@ -37,7 +37,7 @@ function isKnownFlag(name: string, extra: readonly string[]): boolean {
  * Brings the upstream command's spellings to one form: `_` in flag names becomes `-`, `-h` is `--help`, `-v=N`,
  * `-v N` and `-vN` are `--v=N`, and a bare boolean flag is `--flag=true` (a boolean never takes the next argument).
  */
-function normaliseArgs(args: readonly string[]): string[] {
+function normaliseArgs(args: readonly string[], extraBooleans: readonly string[] = []): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -62,7 +62,7 @@ function normaliseArgs(args: readonly string[]): string[] {
     }
     const name = long[1].replaceAll("_", "-");
     // `--version` alone means true; `--version=raw` asks for more.
-    if (long[2] === undefined && (isBooleanFlag(name) || name === "version")) out.push(`--${name}=true`);
+    if (long[2] === undefined && (isBooleanFlag(name, extraBooleans) || name === "version")) out.push(`--${name}=true`);
     else out.push(`--${name}${long[2] ?? ""}`);
   }
   return out;
@@ -82,18 +82,23 @@ function tokenProblem(token: ParseToken & { kind: "option" }, extra: readonly st
 
 /**
  * Reads the command line (without the program name or a subcommand) into the flags given. `extra` names flags a
- * subcommand adds (e.g. `doctor --output`); they are returned among ours.
+ * subcommand adds (e.g. `doctor --output`); they are returned among ours, and those also in `extraBooleans` may be
+ * given bare (`--include-released` is `--include-released=true`).
  *
  * @throws {ConfigError} for an unknown flag, a flag without its value, or a stray argument: one line naming it.
  */
-export function readArgs(args: readonly string[], extra: readonly string[] = []): GivenFlags {
+export function readArgs(
+  args: readonly string[],
+  extra: readonly string[] = [],
+  extraBooleans: readonly string[] = [],
+): GivenFlags {
   // Every flag is read as text: booleans were made explicit by `normaliseArgs`, and each reader checks its value.
   const options: Record<string, { type: "string" }> = {};
   for (const name of [...optionFlagNames(), ...UPSTREAM_FLAGS.map((f) => f.name), ...extra]) {
     options[name] = { type: "string" };
   }
   const { tokens } = parseArgs({
-    args: normaliseArgs(args),
+    args: normaliseArgs(args, extraBooleans),
     options,
     strict: false,
     allowPositionals: true,

@@ -17,6 +17,11 @@ export function helpText(): string {
     `  ${PROGRAM} [flags]                 run the controller`,
     `  ${PROGRAM} doctor [flags]          check the API, token, nodes, network and RBAC before installing`,
     "                                    (--output=text|json; exit 1 when a check fails)",
+    `  ${PROGRAM} cleanup --cluster-name=<name> [flags]`,
+    "                                    delete every load balancer of the cluster and its members on edges",
+    "                                    (with --kubeconfig while the cluster exists, else by name alone;",
+    "                                    --dry-run prints the plan, --cluster-uid=<uid> names one of several",
+    "                                    clusters with that name, --include-released deletes preserved ones too)",
     "",
     "Flags (and the environment variable that can set them):",
   ];

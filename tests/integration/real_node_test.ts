@@ -15,7 +15,7 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { VERSION } from "../../lib/version.ts";
 import { helmHomes, timed } from "../support/helm.ts";
 import { eventsFor, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { type RealNode, startRealNode } from "../support/real_node.ts";
+import { startRealNode } from "../support/real_node.ts";
 import { readHostFacts, realNodeBlockers } from "../support/real_node_host.ts";
 import {
   containerId,
@@ -23,12 +23,12 @@ import {
   nodeTaints,
   type PodDoc,
   podReady,
-  readLease,
   startHeartbeatNode,
   waitFor,
 } from "../support/real_node_objects.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 import { testImageLayout } from "../support/test_image.ts";
+import { CHART_HOST_PORT, ok, readyPod, renewingHolder, requireFreeHostPort, run } from "../support/real_node_steps.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const NODE = "ccm-real-node";
@@ -43,52 +43,6 @@ const ROLLOUT_TAG = `${VERSION}-rollout`;
 
 const blockers = realNodeBlockers(readHostFacts());
 if (blockers.length > 0) console.log(`real-node test ignored: ${blockers.join("; ")}`);
-
-async function run(command: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command(command, { args, stdout: "piped", stderr: "piped" }).output();
-  if (!out.success) throw new Error(`${command} ${args.join(" ")} failed:\n${new TextDecoder().decode(out.stderr)}`);
-}
-
-async function ok(result: Promise<{ code: number; text: string; stdout: string }>, what: string): Promise<string> {
-  const done = await result;
-  if (done.code !== 0) throw new Error(`${what} failed (${done.code}):\n${done.text}`);
-  return done.stdout;
-}
-
-/** The chart's `--secure-port`: on the host network it is a port of the host. */
-const CHART_HOST_PORT = 10258;
-
-/** Throws, naming the port, when another process on this host listens on it. */
-function requireFreeHostPort(port: number): void {
-  try {
-    Deno.listen({ hostname: "0.0.0.0", port }).close();
-  } catch {
-    throw new Error(
-      `port ${port} (the chart's --secure-port on the host network) is taken on this host: stop its user`,
-    );
-  }
-}
-
-/** The one live (not terminating) pod of the controller, once it is Ready. */
-function readyPod(node: RealNode, timeoutMs: number): Promise<PodDoc> {
-  return waitFor("the controller's pod Ready", timeoutMs, async () => {
-    const live = (await listPods(node.plane, NS, SELECTOR)).filter((p) => !p.metadata.deletionTimestamp);
-    return live.length === 1 && podReady(live[0]) ? live[0] : undefined;
-  });
-}
-
-/** The Lease holder once it renews (two different renewTimes seen under one holder). */
-async function renewingHolder(node: RealNode, timeoutMs: number, notHolder?: string): Promise<string> {
-  let seen: { holder: string; renew: string } | undefined;
-  return await waitFor("a leader renewing the Lease", timeoutMs, async () => {
-    const lease = await readLease(node.plane, NS, "ankra-cloud-ccm");
-    const holder = lease?.holderIdentity ?? "";
-    if (!holder || holder === notHolder || !lease?.renewTime) return undefined;
-    if (seen?.holder === holder && seen.renew !== lease.renewTime) return holder;
-    seen = { holder, renew: lease.renewTime };
-    return undefined;
-  });
-}
 
 Deno.test({
   name: "the chart's pod under a real kubelet on a node without CNI initialises its node and serves load balancers",
@@ -168,6 +122,8 @@ Deno.test({
             "  existingSecret: ankra-cloud-api",
             "loadBalancer:",
             "  networkID: net-1",
+            "cleanup:",
+            "  onUninstall: true",
             "image:",
             `  repository: ${local}`,
             "",
@@ -345,16 +301,30 @@ Deno.test({
     );
 
     await step(
-      "after helm uninstall, kubectl apply -f deploy/ankra-cloud-ccm.yaml runs the same controller",
+      "helm uninstall with cleanup.onUninstall: the hook's Job deletes the cluster's load balancer and frees its " +
+        "Service; then kubectl apply -f deploy/ankra-cloud-ccm.yaml runs the same controller",
       async () => {
-        await kubeOk(plane, "DELETE", "/api/v1/namespaces/default/services/web");
+        // The Service stays: the post-delete hook, run by the kubelet once the controller is gone, cleans up.
+        await ok(node.helm(["uninstall", "ankra-cloud-ccm", "-n", NS, "--wait"], helmEnv), "helm uninstall");
+        await waitFor("the chart's pod gone", 60_000, async () => (await listPods(plane, NS, SELECTOR)).length === 0);
         await waitFor(
-          "the load balancer deleted with its Service",
+          "the cluster's load balancer deleted by the hook",
           60_000,
           async () => (await cloud.client.listLoadBalancers()).items.length === 0,
         );
-        await ok(node.helm(["uninstall", "ankra-cloud-ccm", "-n", NS, "--wait"], helmEnv), "helm uninstall");
-        await waitFor("the chart's pod gone", 60_000, async () => (await listPods(plane, NS, SELECTOR)).length === 0);
+        const freed = await kubeOk<{ metadata: { finalizers?: string[] } }>(
+          plane,
+          "GET",
+          "/api/v1/namespaces/default/services/web",
+        );
+        assert.deepEqual(freed.metadata.finalizers ?? [], [], "the Service can be deleted without a controller");
+        assert.deepEqual(await serviceIngress(plane, "default", "web"), [], "its status is cleared");
+        assert.deepEqual(
+          (await kubeOk<{ items: unknown[] }>(plane, "GET", `/apis/batch/v1/namespaces/${NS}/jobs`)).items,
+          [],
+          "the hook's Job is removed once it succeeded",
+        );
+        await kubeOk(plane, "DELETE", "/api/v1/namespaces/default/services/web");
         // The Secret the manifest expects (created through the API: a token never goes on a command line).
         await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/secrets`, {
           body: { metadata: { name: "ankra-cloud-ccm" }, stringData: { token: TEST_TOKEN } },

@@ -1,0 +1,64 @@
+/**
+ * The steps the real-node test repeats: running a command and failing with its output, the controller's pod once it
+ * is Ready, the Lease holder once it renews, and the chart's host port being free.
+ *
+ * @module
+ */
+import { listPods, type PodDoc, podReady, readLease, waitFor } from "./real_node_objects.ts";
+import type { RealNode } from "./real_node.ts";
+
+/** The namespace the chart is installed into in the real-node test. */
+const NS = "kube-system";
+/** The chart's pods. */
+const SELECTOR = "app.kubernetes.io/name=ankra-cloud-ccm";
+
+/** Runs `command` with `args`; throws with its standard error when it fails. */
+export async function run(command: string, args: string[]): Promise<void> {
+  const out = await new Deno.Command(command, { args, stdout: "piped", stderr: "piped" }).output();
+  if (!out.success) throw new Error(`${command} ${args.join(" ")} failed:\n${new TextDecoder().decode(out.stderr)}`);
+}
+
+/** The standard output of a finished command; throws with `what` and its output when it failed. */
+export async function ok(
+  result: Promise<{ code: number; text: string; stdout: string }>,
+  what: string,
+): Promise<string> {
+  const done = await result;
+  if (done.code !== 0) throw new Error(`${what} failed (${done.code}):\n${done.text}`);
+  return done.stdout;
+}
+
+/** The chart's `--secure-port`: on the host network it is a port of the host. */
+export const CHART_HOST_PORT = 10258;
+
+/** Throws, naming the port, when another process on this host listens on it. */
+export function requireFreeHostPort(port: number): void {
+  try {
+    Deno.listen({ hostname: "0.0.0.0", port }).close();
+  } catch {
+    throw new Error(
+      `port ${port} (the chart's --secure-port on the host network) is taken on this host: stop its user`,
+    );
+  }
+}
+
+/** The one live (not terminating) pod of the controller, once it is Ready. */
+export function readyPod(node: RealNode, timeoutMs: number): Promise<PodDoc> {
+  return waitFor("the controller's pod Ready", timeoutMs, async () => {
+    const live = (await listPods(node.plane, NS, SELECTOR)).filter((p) => !p.metadata.deletionTimestamp);
+    return live.length === 1 && podReady(live[0]) ? live[0] : undefined;
+  });
+}
+
+/** The Lease holder once it renews (two different renewTimes seen under one holder). */
+export async function renewingHolder(node: RealNode, timeoutMs: number, notHolder?: string): Promise<string> {
+  let seen: { holder: string; renew: string } | undefined;
+  return await waitFor("a leader renewing the Lease", timeoutMs, async () => {
+    const lease = await readLease(node.plane, NS, "ankra-cloud-ccm");
+    const holder = lease?.holderIdentity ?? "";
+    if (!holder || holder === notHolder || !lease?.renewTime) return undefined;
+    if (seen?.holder === holder && seen.renew !== lease.renewTime) return holder;
+    seen = { holder, renew: lease.renewTime };
+    return undefined;
+  });
+}
