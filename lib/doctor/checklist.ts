@@ -13,6 +13,8 @@ import {
   accountCanCreateFinding,
   API_REACHABLE,
   apiReachableFinding,
+  CLUSTER_NAME_UNIQUE,
+  clusterNameFinding,
   configurationFinding,
   LOAD_BALANCER_QUOTA,
   operateFinding,
@@ -115,6 +117,22 @@ function skipped(check: CheckName, why: string): Finding {
   return skip(check, `skipped: ${why}`);
 }
 
+/** `cluster-name-unique`: needs the account's load balancers and the cluster's UID. */
+function clusterNameCheck(input: ChecklistInput, cloudWhy: string | undefined): Finding {
+  const listed = input.cloud?.loadBalancers;
+  const uid = input.cluster?.clusterUid;
+  if (!input.settings || !input.cloud || cloudWhy || !listed) {
+    return skipped(CLUSTER_NAME_UNIQUE, cloudWhy ?? input.cloudSkipped ?? "the load balancers were not listed");
+  }
+  if (!listed.ok) return skipped(CLUSTER_NAME_UNIQUE, `list_load_balancers failed: ${listed.failure.message}`);
+  const clusterWhy = clusterBlocked(input);
+  if (clusterWhy || !uid) return skipped(CLUSTER_NAME_UNIQUE, clusterWhy ?? "the cluster's UID was not read");
+  if (!uid.ok) {
+    return skipped(CLUSTER_NAME_UNIQUE, `the kube-system namespace cannot be read: ${uid.failure.message}`);
+  }
+  return clusterNameFinding(input.settings.clusterName, uid.value, listed.value);
+}
+
 /** The findings, in checklist order. */
 export function checklist(input: ChecklistInput): Finding[] {
   const findings: Finding[] = [configurationFinding(input.problem, input.warnings, input.settings?.apiUrl)];
@@ -138,12 +156,14 @@ export function checklist(input: ChecklistInput): Finding[] {
     } else {
       findings.push(operateFinding(cloud.probe), accountCanCreateFinding(cloud.probe));
     }
+    const listed = cloud.loadBalancers;
     findings.push(
-      cloudWhy || !cloud.loadBalancerCount
+      cloudWhy || !listed
         ? skipped(LOAD_BALANCER_QUOTA, cloudWhy ?? "the load balancers were not listed")
-        : quotaFinding(cloud.loadBalancerCount),
+        : quotaFinding(listed.ok ? { ok: true, value: listed.value.length } : listed),
     );
   }
+  findings.push(clusterNameCheck(input, cloudWhy));
 
   // Kubernetes API.
   const cluster = input.cluster;

@@ -10,8 +10,9 @@
  *
  * @module
  */
+import { CLUSTER_LABEL, CLUSTER_UID_LABEL } from "../provider/load_balancer_names.ts";
 import { type Fetched, OPERATE_PROBE, type ProbeOutcome, type Reachability, type ReadFailure } from "./facts.ts";
-import { type CheckName, fail, type Finding, pass, plural, skip, warn } from "./report.ts";
+import { type CheckName, fail, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
 
 /** The check of the configuration. */
 export const CONFIGURATION: CheckName = { id: "configuration", title: "Configuration" };
@@ -119,6 +120,47 @@ export function tokenValidFinding(zones: Fetched<{ name: string }[]>): Finding {
     TOKEN_VALID,
     `could not be told: ${failure.message}`,
     "run the doctor again in a minute; if it persists, check the Ankra Cloud status page",
+  );
+}
+
+/** The check that no other cluster in the account runs with this `--cluster-name`. */
+export const CLUSTER_NAME_UNIQUE: CheckName = {
+  id: "cluster-name-unique",
+  title: "--cluster-name unique in the Ankra account",
+};
+
+/**
+ * Whether another cluster's load balancers (another `ccm.ankra.cloud/cluster-uid`) carry this `--cluster-name`: the
+ * controller never touches them, but a Service whose load balancer name one of them holds waits
+ * (`ClusterNameCollision`), and the Go controller of such a cluster would take this one's for its own.
+ */
+export function clusterNameFinding(
+  name: string,
+  uid: string,
+  loadBalancers: { id: string; labels: Record<string, string> }[],
+): Finding {
+  const named = loadBalancers.filter((lb) => lb.labels[CLUSTER_LABEL] === name);
+  const others = new Map<string, string[]>();
+  for (const lb of named) {
+    const theirs = lb.labels[CLUSTER_UID_LABEL];
+    if (theirs && theirs !== uid) others.set(theirs, [...(others.get(theirs) ?? []), lb.id]);
+  }
+  const own = named.length - [...others.values()].reduce((sum, ids) => sum + ids.length, 0);
+  if (others.size === 0) {
+    return pass(
+      CLUSTER_NAME_UNIQUE,
+      `no other cluster's load balancer carries --cluster-name ${name} (${plural(own, "load balancer")} of this ` +
+        `cluster, ${CLUSTER_UID_LABEL}=${uid} or none)`,
+    );
+  }
+  return warn(
+    CLUSTER_NAME_UNIQUE,
+    `${others.size} other cluster(s) run with --cluster-name ${name}: ${
+      [...others].map(([other, ids]) => `${CLUSTER_UID_LABEL}=${other} (${nameList(ids)})`).join("; ")
+    }; this controller never changes them, but a Service whose load balancer name one holds waits ` +
+      "(ClusterNameCollision)",
+    "give each cluster its own --cluster-name (chart value clusterName); moving a cluster to a new name makes new " +
+      "load balancers for its Services, so do it before Services are served, or see docs/migrating-from-go.md",
   );
 }
 

@@ -50,6 +50,8 @@ export interface DoctorSettings {
   leaseNamespace: string;
   /** `--metrics-authorization=delegated`. */
   delegatedAuthorization: boolean;
+  /** `--cluster-name`. */
+  clusterName: string;
 }
 
 /** The checks' settings from a configuration. */
@@ -64,6 +66,7 @@ export function doctorSettings(config: Config): DoctorSettings {
     leaseName: config.leaderElectResourceName,
     leaseNamespace: config.leaderElectResourceNamespace,
     delegatedAuthorization: config.metricsAuthorization === "delegated",
+    clusterName: config.clusterName,
   };
 }
 
@@ -153,8 +156,8 @@ export interface CloudFacts {
   networks?: Fetched<Network[]>;
   /** `get_network` of ANKRA_CLOUD_NETWORK_ID, when set; a `not_found` failure when it names no network. */
   configuredNetwork?: Fetched<Network>;
-  /** How many load balancers the account has (`list_load_balancers`, every page). */
-  loadBalancerCount?: Fetched<number>;
+  /** The account's load balancers, by their labels (`list_load_balancers`, every page). */
+  loadBalancers?: Fetched<{ id: string; labels: Record<string, string> }[]>;
   /** The operate probe's outcome. */
   probe?: ProbeOutcome;
   /** `get_zone_capabilities` of each zone asked about, by zone name. */
@@ -175,6 +178,8 @@ export interface ClusterFacts {
   version?: Fetched<string>;
   /** Every Node, slimmed. */
   nodes?: Fetched<SlimNode[]>;
+  /** The `kube-system` namespace's UID: the cluster's identity on its load balancers. */
+  clusterUid?: Fetched<string>;
   /** Leases asked about by `namespace/name`; `null` when the Lease does not exist. */
   leases: Record<string, Fetched<LeaseFacts | null>>;
   /** One `SelfSubjectAccessReview` answer per permission the controller needs. */

@@ -164,17 +164,17 @@ async function gatherCloudBase(access: CloudAccess, settings: DoctorSettings): P
     const failure = facts.zones.failure;
     if (failure.status === 401 || failure.status === 403 || failure.kind === "invalid_answer") return facts;
   }
-  const [servers, networks, configuredNetwork, loadBalancerCount, probe] = await Promise.all([
+  const [servers, networks, configuredNetwork, loadBalancers, probe] = await Promise.all([
     read(async () => (await client.listServers()).items),
     settings.networkId ? undefined : read(async () => {
       const listed = (await client.listNetworks()).items;
       return await Promise.all(listed.map((network): Promise<Network> => client.getNetwork(network.id)));
     }),
     settings.networkId ? read(() => client.getNetwork(settings.networkId!)) : undefined,
-    read(async () => (await client.listLoadBalancers()).items.length),
+    read(async () => (await client.listLoadBalancers()).items.map((lb) => ({ id: lb.id, labels: lb.labels }))),
     sendOperateProbe(client),
   ]);
-  Object.assign(facts, { servers, networks, configuredNetwork, loadBalancerCount, probe });
+  Object.assign(facts, { servers, networks, configuredNetwork, loadBalancers, probe });
   return facts;
 }
 
@@ -246,7 +246,7 @@ export async function gatherClusterFacts(access: ClusterAccess, settings: Doctor
     [settings.leaseNamespace, settings.leaseName],
   ];
   const checks = accessChecks(settings);
-  const [version, nodes, leases, reviews] = await Promise.all([
+  const [version, nodes, leases, reviews, clusterUid] = await Promise.all([
     read(async () => (await client.get<{ gitVersion?: string }>("/version")).gitVersion ?? "unknown"),
     read(async () => (await client.list<V1Node>("/api/v1/nodes")).items.map(slimNode)),
     Promise.all(
@@ -262,10 +262,16 @@ export async function gatherClusterFacts(access: ClusterAccess, settings: Doctor
         return { check, allowed: review.status?.allowed === true };
       }))
     ),
+    read(async () => {
+      const uid = (await client.get<{ metadata?: { uid?: string } }>("/api/v1/namespaces/kube-system")).metadata?.uid;
+      if (!uid) throw new Error("the kube-system namespace has no metadata.uid");
+      return uid;
+    }),
   ]);
   facts.version = version;
   facts.nodes = nodes;
   facts.access = reviews;
+  facts.clusterUid = clusterUid;
   for (const [namespace, name, lease] of leases as [string, string, Fetched<LeaseFacts | null>][]) {
     facts.leases[leaseKey(namespace, name)] = lease;
   }

@@ -17,6 +17,7 @@ const SETTINGS = {
   leaseName: "ankra-cloud-ccm",
   leaseNamespace: "kube-system",
   delegatedAuthorization: true,
+  clusterName: "kubernetes",
 };
 
 const IDS = [
@@ -26,6 +27,7 @@ const IDS = [
   "token-operate",
   "account-can-create",
   "load-balancer-quota",
+  "cluster-name-unique",
   "kubernetes-api",
   "nodes-matched",
   "kubelet-external",
@@ -44,7 +46,7 @@ function healthyCloud(): CloudFacts {
     zones: fetched([{ name: "de-fsn1" }]),
     servers: fetched([server("srv-1", "worker-1")]),
     networks: fetched([network("net-1", ["srv-1"])]),
-    loadBalancerCount: fetched(0),
+    loadBalancers: fetched([]),
     probe: { created: false, failure: { kind: "not_found", status: 404, message: "zone not found" } },
     capabilities: { "de-fsn1": fetched(capabilities(2)) },
   };
@@ -66,6 +68,7 @@ function healthyCluster(): ClusterFacts {
       [leaseKey("kube-system", "ankra-cloud-ccm")]: fetched(null),
     },
     access: fetched([{ check: { group: "", resource: "nodes", verb: "list" }, allowed: true }]),
+    clusterUid: fetched("uid-a"),
   };
 }
 
@@ -188,4 +191,33 @@ Deno.test("text output: marks, fixes indented under their line, a summary; JSON 
     summaryLine(doctorReport("v", [report.findings[0]])),
     "1 passed, 0 failed, 0 warnings, 0 skipped: ready",
   );
+});
+
+Deno.test("cluster-name-unique: another cluster's load balancers with this --cluster-name warn, naming each UID", () => {
+  const ours = { "ccm.ankra.cloud/cluster": "kubernetes", "ccm.ankra.cloud/cluster-uid": "uid-a" };
+  const cloud = healthyCloud();
+  cloud.loadBalancers = fetched([
+    { id: "lb-1", labels: ours },
+    { id: "lb-2", labels: { "ccm.ankra.cloud/cluster": "kubernetes" } },
+    { id: "lb-3", labels: { "ccm.ankra.cloud/cluster": "staging", "ccm.ankra.cloud/cluster-uid": "uid-s" } },
+  ]);
+  const alone = checklist(input({ cloud })).find((f) => f.id === "cluster-name-unique")!;
+  assert.equal(alone.status, "pass", alone.result);
+  assert.match(alone.result, /^no other cluster's load balancer carries --cluster-name kubernetes \(2 load balancers/);
+  cloud.loadBalancers = fetched([
+    { id: "lb-1", labels: ours },
+    { id: "lb-9", labels: { ...ours, "ccm.ankra.cloud/cluster-uid": "uid-b" } },
+  ]);
+  const shared = checklist(input({ cloud })).find((f) => f.id === "cluster-name-unique")!;
+  assert.equal(shared.status, "warn");
+  assert.match(
+    shared.result,
+    /^1 other cluster\(s\) run with --cluster-name kubernetes: ccm\.ankra\.cloud\/cluster-uid=uid-b \(lb-9\)/,
+  );
+  assert.match(shared.fix!, /give each cluster its own --cluster-name/);
+  const cluster = healthyCluster();
+  delete cluster.clusterUid;
+  const unknown = checklist(input({ cloud, cluster })).find((f) => f.id === "cluster-name-unique")!;
+  assert.equal(unknown.status, "skip");
+  assert.match(unknown.result, /the cluster's UID was not read/);
 });

@@ -139,7 +139,7 @@ function doctorFindings(world: World): { network: Finding; zone: Finding } {
     servers: fetched(servers),
     networks: world.networkId ? undefined : fetched(networks),
     configuredNetwork: configured ? fetched(configured) : undefined,
-    loadBalancerCount: fetched(0),
+    loadBalancers: fetched([]),
     probe: { created: false, failure: { kind: "not_found", status: 404, message: "zone not found" } },
     capabilities: { "de-fsn1": fetched(capabilities(world.computeNodes ?? 2)) },
   };
@@ -153,6 +153,7 @@ function doctorFindings(world: World): { network: Finding; zone: Finding } {
       leaseName: "ankra-cloud-ccm",
       leaseNamespace: "kube-system",
       delegatedAuthorization: true,
+      clusterName: "kubernetes",
     },
     cloud,
     cluster: {
