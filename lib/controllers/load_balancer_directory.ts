@@ -25,10 +25,12 @@
 import type { AnkraCloudClient, LoadBalancer } from "../cloud/client.ts";
 import { isNotFound } from "../cloud/errors.ts";
 import * as log from "../log.ts";
-import { CLUSTER_LABEL, SERVICE_LABEL } from "../provider/load_balancer_names.ts";
+import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";
 import {
   type ClusterIdentity,
   collisionMessage,
+  keyLabels,
+  keyOf,
   loadBalancerOwnership,
   namedLoadBalancerUse,
   servesService,
@@ -138,12 +140,13 @@ export class LoadBalancerDirectory {
     const ranks = new Map<string, number>();
     for (const lb of listed.items) {
       const owner = loadBalancerOwnership(lb.labels, this.#cluster);
-      if (owner.kind === "own" || owner.kind === "legacy") {
+      const key = keyOf(lb.labels, this.#cluster);
+      if (key !== undefined) {
         // A live one before one being deleted; this cluster's UID-labelled one before a legacy one.
-        const rank = (lb.state !== "deleting" ? 2 : 0) + (owner.kind === "own" ? 1 : 0);
-        if (rank >= (ranks.get(owner.service) ?? -1)) {
-          ids.set(owner.service, lb.id);
-          ranks.set(owner.service, rank);
+        const rank = (lb.state !== "deleting" ? 2 : 0) + (owner.kind !== "legacy" ? 1 : 0);
+        if (rank >= (ranks.get(key) ?? -1)) {
+          ids.set(key, lb.id);
+          ranks.set(key, rank);
         }
       } else if (owner.kind === "unlabelled") unlabelled.set(lb.name, lb.id);
       else if (owner.kind === "foreign" && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
@@ -164,8 +167,9 @@ export class LoadBalancerDirectory {
   learn(summaries: LoadBalancer[]): void {
     for (const lb of summaries) {
       const owner = loadBalancerOwnership(lb.labels, this.#cluster);
-      if ((owner.kind === "own" || owner.kind === "legacy") && !this.#ids.has(owner.service)) {
-        this.#ids.set(owner.service, lb.id);
+      const key = keyOf(lb.labels, this.#cluster);
+      if (key !== undefined && !this.#ids.has(key)) {
+        this.#ids.set(key, lb.id);
       } else if (owner.kind === "foreign" && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
         this.#foreign.set(lb.name, lb.id);
       }
@@ -252,7 +256,7 @@ export class LoadBalancerDirectory {
       if (!wanted.mayExist) return undefined;
     }
     // The Service's and cluster's labels only: a legacy load balancer has no UID label, another cluster's another.
-    const filter = { [SERVICE_LABEL]: key, [CLUSTER_LABEL]: this.#options.clusterName };
+    const filter = keyLabels(key, this.#options.clusterName);
     const labelled = await this.#cloud.listLoadBalancers({ labels: filter }, signal);
     this.learn(labelled.items);
     const served = labelled.items.filter((lb) => servesService(lb.labels, this.#cluster, key));
@@ -297,7 +301,7 @@ export class LoadBalancerDirectory {
 
   /** The answer for a load balancer that serves `key`: remembered when own, to be adopted when legacy. */
   #found(key: string, lb: LoadBalancer): FoundLoadBalancer {
-    if (loadBalancerOwnership(lb.labels, this.#cluster).kind === "own") {
+    if (loadBalancerOwnership(lb.labels, this.#cluster).kind !== "legacy") {
       this.remember(key, lb, { document: "read" });
       return { lb, unlabelled: false };
     }

@@ -17,6 +17,8 @@ import type { SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";
 import { type LeakedLoadBalancer, planSweep } from "../provider/leaked_load_balancers.ts";
+import { sharedGroupOf, sharedKey } from "../provider/load_balancer_ownership.ts";
+import { shareKeyOf } from "../provider/load_balancer_sharing.ts";
 import { abortableSleep, whenAborted } from "../runtime/abort.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
 import type { Counter, MetricsRegistry } from "../runtime/metrics.ts";
@@ -112,7 +114,13 @@ export class LoadBalancerSweeper {
     }
     this.#failing = false;
     if (listed.skipped.length > 0) return skip("the list of load balancers was incomplete");
-    const exists = (key: string) => o.services.store.get(key) !== undefined;
+    const groups = new Set(
+      o.services.store.list().flatMap((service) => {
+        const share = shareKeyOf(service);
+        return share ? [sharedKey(service.namespace, share)] : [];
+      }),
+    );
+    const exists = (key: string) => sharedGroupOf(key) ? groups.has(key) : o.services.store.get(key) !== undefined;
     const plan = planSweep(
       { loadBalancers: listed.items, serviceExists: exists, at: this.#now() },
       this.#pending,

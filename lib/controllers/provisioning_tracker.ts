@@ -43,8 +43,8 @@ export type TrackedOutcome =
 export class ProvisioningTracker {
   readonly #cloud: Pick<AnkraCloudClient, "listLoadBalancers" | "getLoadBalancer" | "budget">;
   readonly #options: ProvisioningTrackerOptions;
-  /** Load balancer id → Service key. */
-  readonly #tracked = new Map<string, string>();
+  /** Load balancer id → the Services waiting for it (several when they share it). */
+  readonly #tracked = new Map<string, Set<string>>();
   #wake?: () => void;
   /** Pages the last list took. */
   #pages = 1;
@@ -65,13 +65,18 @@ export class ProvisioningTracker {
 
   /** Waits for `loadBalancerId` (of Service `serviceKey`) to have an address. */
   track(loadBalancerId: string, serviceKey: string): void {
-    this.#tracked.set(loadBalancerId, serviceKey);
+    const waiting = this.#tracked.get(loadBalancerId) ?? new Set<string>();
+    waiting.add(serviceKey);
+    this.#tracked.set(loadBalancerId, waiting);
     this.#wake?.();
   }
 
   /** Stops waiting for the load balancers of `serviceKey`. */
   untrack(serviceKey: string): void {
-    for (const [id, key] of this.#tracked) if (key === serviceKey) this.#tracked.delete(id);
+    for (const [id, keys] of this.#tracked) {
+      keys.delete(serviceKey);
+      if (keys.size === 0) this.#tracked.delete(id);
+    }
   }
 
   #interval(): number {
@@ -131,15 +136,16 @@ export class ProvisioningTracker {
       for (const [id] of waiting) if (!unreadable.has(id)) found.set(id, byId.get(id));
     }
     const outcomes: TrackedOutcome[] = [];
-    for (const [id, key] of waiting) {
-      if (!found.has(id) || this.#tracked.get(id) !== key) continue;
+    for (const [id] of waiting) {
+      const keys = this.#tracked.get(id);
+      if (!found.has(id) || !keys) continue;
       const lb = found.get(id);
       if (!lb || lb.state === "deleting") {
         this.#tracked.delete(id);
-        outcomes.push({ kind: "lost", serviceKey: key });
+        for (const key of keys) outcomes.push({ kind: "lost", serviceKey: key });
       } else if (loadBalancerIngress(lb).length > 0) {
         this.#tracked.delete(id);
-        outcomes.push({ kind: "served", serviceKey: key, loadBalancer: lb });
+        for (const key of keys) outcomes.push({ kind: "served", serviceKey: key, loadBalancer: lb });
       }
     }
     return outcomes;

@@ -69,18 +69,18 @@ export class ServiceApply {
     try {
       result = await o.send(intent.key, plan.calls, {
         current: pass.current,
-        onCreated: (lb) => o.directory.remember(intent.key, lb, { document: "none" }),
+        onCreated: (lb) => o.directory.remember(intent.loadBalancerKey, lb, { document: "none" }),
       });
     } catch (cause) {
       // Whatever failed (a 404 above all), the next pass reads the real load balancer.
-      o.directory.invalidate(intent.key);
+      o.directory.invalidate(intent.loadBalancerKey);
       if (cause instanceof CloudApiError && cause.reason?.startsWith("idempotency_key_")) {
-        o.directory.markUncertain(intent.key);
+        o.directory.markUncertain(intent.loadBalancerKey);
       }
       throw o.reporter.failed(service, plan.membersOnly ? "update" : "ensure", cause);
     }
     const lb = result.loadBalancer;
-    if (lb && !o.dryRun) o.directory.remember(intent.key, lb, { document: "written" });
+    if (lb && !o.dryRun) o.directory.remember(intent.loadBalancerKey, lb, { document: "written" });
     if (result.created && lb && placement) {
       log.info(0, "created load balancer", {
         service: intent.key,

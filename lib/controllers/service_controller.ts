@@ -1,141 +1,40 @@
 /**
- * The service controller, rebuilt for Ankra load balancers. A pass over a Service is a short sequence of named steps:
- *
- * 1. **decide** what the Service asks for ({@linkcode servingIntent}: settings, ports, members, notices) — pure;
- * 2. **tell** the user what cannot be honoured (each notice once per situation), and stop if the user must act;
- * 3. **find** its load balancer ({@linkcode LoadBalancerDirectory}: no API call for a node change; a change of the
- *    Service, an earlier 404 and the drift check read the real one, and a missing one is made again);
- * 4. **place** a new one (zone, network, pair or single VM; cached facts);
- * 5. **plan** the calls with their bodies and the framework's events ({@linkcode planLoadBalancer}) — pure;
- * 6. **apply** ({@linkcode ServiceApply}): events, finalizer, calls, status — or, in a dry run, describe them.
+ * The service controller, rebuilt for Ankra load balancers: it watches Services, Nodes and EndpointSlices, queues the
+ * Services a change concerns, and runs one pass per Service at a time ({@linkcode ServicePass}: decide, tell, find,
+ * place, plan, apply — or clean up). Services sharing a load balancer (`load-balancer.ankra.cloud/share`) take turns:
+ * one pass of a namespace's sharing Services at a time, so no two plan against the same load balancer at once.
  *
  * A load balancer that is still provisioning is handed to the {@linkcode ProvisioningTracker}, which writes the
  * address as soon as it is running, whatever the backlog of other Services. Deleting the Service deletes the load
- * balancer, waits until it is gone, then removes the finalizer. Edge mode is in {@linkcode ServiceEdge}; what the
- * user is told is in {@linkcode ServiceReporter}.
+ * balancer (or takes its listeners off a shared one), waits until it is gone, then removes the finalizer.
  *
  * @module
  */
 import type { LoadBalancer } from "../cloud/client.ts";
+import { waitForEndpoints } from "../kube/endpoint_slices.ts";
 import { objectKey } from "../kube/object_key.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
+import type { SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
-import { handMadePortsNotice, immutableNotice, planLoadBalancer, planServed } from "../provider/load_balancer_plan.ts";
 import { parseAnnotations } from "../provider/annotations.ts";
-import { ingressIpMode, keepsIpMode } from "../provider/service_ingress.ts";
+import { planServed } from "../provider/load_balancer_plan.ts";
+import { loadBalancerKeyOf, recordedShareOf, shareKeyOf } from "../provider/load_balancer_sharing.ts";
+import { isLocalTraffic } from "../provider/local_traffic.ts";
+import { servingState } from "../provider/ready_condition.ts";
 import { nodeChangeMatters, serviceChangeMatters, serviceChangeNeedsRead } from "../provider/service_changes.ts";
+import { ingressIpMode, keepsIpMode } from "../provider/service_ingress.ts";
 import { type ClassRule, FINALIZER, needsCleanup, wantsLoadBalancer } from "../provider/service_plan.ts";
 import { whenAborted } from "../runtime/abort.ts";
-import { waitForEndpoints } from "../kube/endpoint_slices.ts";
-import { isLocalTraffic, servingIntent } from "../provider/local_traffic.ts";
-import { withinAllowedResources } from "../provider/allowed_resources.ts";
-import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
-import { type CloudCallSender, cloudCallSender } from "./cloud_call_executor.ts";
-import { EdgeMembership } from "./edge_membership.ts";
-import { clusterNameCollision, LoadBalancerDirectory } from "./load_balancer_directory.ts";
-import { ServiceLookup } from "./service_lookup.ts";
-import { PlacementFacts } from "./placement_facts.ts";
-import { LoadBalancerPlacement } from "./load_balancer_placement.ts";
-import { ProvisioningTracker, type TrackedOutcome } from "./provisioning_tracker.ts";
-import { ServiceCleanup } from "./service_cleanup.ts";
-import { ServiceEdge } from "./service_edge.ts";
-import { ServiceReporter } from "./service_reporter.ts";
-import { ServiceApply } from "./service_apply.ts";
-import type { ServiceControllerOptions } from "./service_controller_options.ts";
-import { failedState, ServiceReadiness } from "./service_readiness.ts";
-import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
 import { DEFAULTS } from "../defaults.ts";
+import type { TrackedOutcome } from "./provisioning_tracker.ts";
+import type { ServiceControllerOptions } from "./service_controller_options.ts";
+import { type PassReport, ServicePass } from "./service_pass.ts";
+import { failedState } from "./service_readiness.ts";
+import { type PassSteps, passSteps } from "./service_steps.ts";
 
 export { FINALIZER };
 export type { ServiceControllerOptions };
 export { nodeChangeMatters };
-
-/** What a pass found for the Service's Ready condition (set by the step that knows it). */
-interface PassReport {
-  state?: ReadyState;
-}
-
-/**
- * The steps of a pass, each built once from the controller's options: none is handed another through a closure, and
- * each imports only the steps below it (edge → cleanup → edge membership; apply and cleanup → tracker → directory).
- */
-interface PassSteps {
-  directory: LoadBalancerDirectory;
-  placement: LoadBalancerPlacement;
-  tracker: ProvisioningTracker;
-  reporter: ServiceReporter;
-  readiness: ServiceReadiness;
-  send: CloudCallSender;
-  cleanup: ServiceCleanup;
-  edge: ServiceEdge;
-  edges: EdgeMembership;
-  lookup: ServiceLookup;
-  apply: ServiceApply;
-}
-
-function passSteps(o: ServiceControllerOptions, driftMs: number): PassSteps {
-  const pollMs = o.provisioningPollMs ?? DEFAULTS.provisioningPollMs;
-  const directory = new LoadBalancerDirectory(o.cloud, {
-    clusterName: o.clusterName,
-    clusterUid: o.clusterUid,
-    documentTtlMs: driftMs,
-  });
-  const tracker = new ProvisioningTracker(o.cloud, { clusterName: o.clusterName, minPollMs: pollMs, directory });
-  const reporter = new ServiceReporter(o);
-  const send = cloudCallSender(o.cloud, { controller: "service", dryRun: o.dryRun });
-  const edges = new EdgeMembership({
-    cloud: o.cloud,
-    send,
-    writes: o.writes,
-    clusterName: o.clusterName,
-    clusterUid: o.clusterUid,
-  });
-  const cleanup = new ServiceCleanup({
-    directory,
-    tracker,
-    reporter,
-    send,
-    writes: o.writes,
-    clusterName: o.clusterName,
-    clusterUid: o.clusterUid,
-    edges,
-    deletePollMs: pollMs,
-  });
-  return {
-    directory,
-    placement: new LoadBalancerPlacement({
-      facts: new PlacementFacts(o.cloud),
-      defaults: o.defaults,
-      dryRun: o.dryRun,
-    }),
-    tracker,
-    reporter,
-    readiness: new ServiceReadiness(o.writes),
-    send,
-    cleanup,
-    edge: new ServiceEdge({
-      cloud: o.cloud,
-      send,
-      writes: o.writes,
-      reporter,
-      cleanup,
-      driftCheckMs: driftMs,
-      provisioningPollMs: pollMs,
-    }),
-    edges,
-    lookup: new ServiceLookup({ directory, cleanup, recheckAfterMs: driftMs }),
-    apply: new ServiceApply({
-      writes: o.writes,
-      directory,
-      tracker,
-      reporter,
-      send,
-      driftCheckMs: driftMs,
-      dryRun: o.dryRun !== undefined,
-    }),
-  };
-}
 
 /** The service load balancer controller. */
 export class ServiceController {
@@ -146,12 +45,9 @@ export class ServiceController {
   readonly #driftMs: number;
   readonly #queue: WorkQueue;
   readonly #steps: PassSteps;
-  /** Services whose next pass reads the real load balancer (the Service changed since its last read). */
-  readonly #readNext = new Set<string>();
-  /** False when the API server strips an ingress `ipMode` (before 1.30): none is published then. */
-  #ipModes = true;
-  /** The members draining on each Service's load balancer: listener → member → since (epoch ms). */
-  readonly #drains = new Map<string, Map<string, Map<string, number>>>();
+  readonly #pass: ServicePass;
+  /** The turn each namespace's sharing Services wait for (the end of the last pass queued). */
+  readonly #turns = new Map<string, Promise<void>>();
 
   /** Creates the controller and the steps of its passes; {@linkcode ServiceController.run} starts it. */
   constructor(options: ServiceControllerOptions) {
@@ -165,6 +61,7 @@ export class ServiceController {
       metrics: options.metrics,
     });
     this.#steps = passSteps(options, this.#driftMs);
+    this.#pass = new ServicePass(options, this.#steps, this.#driftMs);
     options.metrics?.gauge(
       "ankra_ccm_load_balancers_provisioning",
       "Load balancers created and waiting for their address.",
@@ -200,7 +97,7 @@ export class ServiceController {
       if (signal.aborted || change.type === "deleted") return;
       if (change.type === "updated" && !serviceChangeMatters(change.old, change.object)) return;
       if (change.type === "updated" && serviceChangeNeedsRead(change.old, change.object)) {
-        this.#readNext.add(change.key);
+        this.#pass.readNext.add(change.key);
       }
       if (this.#relevant(change.object)) this.#queue.add(change.key);
     });
@@ -214,7 +111,7 @@ export class ServiceController {
       }
     });
     const version = await this.#o.writes.serverVersion();
-    this.#ipModes = version === undefined || keepsIpMode(version);
+    this.#pass.ipModes = version === undefined || keepsIpMode(version);
     try {
       await this.#steps.directory.prime(signal);
     } catch (cause) {
@@ -236,124 +133,42 @@ export class ServiceController {
   }
 
   /** Reconciles one Service (`<namespace>/<name>`). */
-  async reconcile(key: string): Promise<ReconcileResult> {
+  reconcile(key: string): Promise<ReconcileResult> {
+    const service = this.#o.services.store.get(key);
+    if (!service) return Promise.resolve(undefined);
+    const shares = shareKeyOf(service) !== undefined || recordedShareOf(service) !== undefined;
+    return shares ? this.#inTurn(service.namespace, () => this.#reconcile(key)) : this.#reconcile(key);
+  }
+
+  async #reconcile(key: string): Promise<ReconcileResult> {
     const service = this.#o.services.store.get(key);
     if (!service) return;
-    if (needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) {
-      this.#drains.delete(key);
-      this.#steps.placement.forget(key);
-      const { result, gone } = await this.#steps.cleanup.cleanup(service);
-      if (gone) this.#readNext.delete(key);
-      await this.#steps.readiness.clear(service);
-      return result;
-    }
+    if (needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) return await this.#pass.cleanup(service);
     if (!wantsLoadBalancer(service, this.#o.loadBalancerClass, this.#classRule)) return;
     // Each pass ends with the Service's Ready condition: what the pass found, or why it failed.
-    const pass: PassReport = {};
+    const report: PassReport = {};
     try {
-      const result = await this.#ensure(service, pass);
-      if (pass.state) await this.#steps.readiness.report(service, pass.state);
+      const result = await this.#pass.ensure(service, report);
+      if (report.state) await this.#steps.readiness.report(service, report.state);
       return result;
     } catch (cause) {
-      await this.#steps.readiness.report(service, pass.state ?? failedState(cause));
+      await this.#steps.readiness.report(service, report.state ?? failedState(cause));
       throw cause;
     }
   }
 
-  async #ensure(service: SlimService, pass: PassReport): Promise<ReconcileResult> {
-    const o = this.#o;
-    // 1. Decide what the Service asks for.
-    const asked = servingIntent(service, o.nodes.store.list(), {
-      clusterName: o.clusterName,
-      clusterUid: o.clusterUid,
-      loadBalancerClass: o.loadBalancerClass,
-      defaults: o.defaults,
-      readyNodes: o.endpoints?.readyNodes(objectKey(service)),
-    });
-    const intent = withinAllowedResources(asked, o.allowedResources ?? {});
-    // 2. Tell the user what cannot be honoured; stop where the user must act.
-    this.#steps.reporter.notices(service, intent.notices);
-    if (intent.waitFor) {
-      pass.state = waitingState(intent);
-      if (!intent.waitFor.reported) this.#steps.reporter.failed(service, "ensure", intent.waitFor.message);
-      throw new WaitingForUser("SyncLoadBalancerFailed", intent.waitFor.message);
-    }
-    if (intent.noNodes) {
-      this.#steps.reporter.service(
-        service,
-        "Warning",
-        "UnAvailableLoadBalancer",
-        "There are no available nodes for LoadBalancer",
-      );
-    }
-    const fresh = this.#readNext.delete(intent.key);
+  /** Runs `pass` once every earlier pass queued for `namespace`'s sharing Services has ended. */
+  async #inTurn<T>(namespace: string, pass: () => Promise<T>): Promise<T> {
+    const before = this.#turns.get(namespace) ?? Promise.resolve();
+    const done = Promise.withResolvers<void>();
+    const turn = before.then(() => done.promise);
+    this.#turns.set(namespace, turn);
+    await before;
     try {
-      const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
-      if (recordedEdge && recordedEdge !== intent.settings.edgeId) await this.#steps.edges.leave(service, recordedEdge);
-      if (intent.settings.edgeId) {
-        const edgeId = intent.settings.edgeId;
-        const edgePass = await this.#steps.edge.ensure(service, intent, {
-          edgeId,
-          ipMode: this.#ipModes ? ingressIpMode(intent.settings) : undefined,
-        });
-        pass.state = edgePass.served
-          ? servingState(`edge ${edgeId}`)
-          : notReady("Creating", `edge ${edgeId} has no address yet`);
-        return { requeueAfterMs: edgePass.requeueAfterMs };
-      }
-      // 3. Find its load balancer: the real one when the Service changed; the one it names, if it names one.
-      const found = await this.#steps.lookup.find(service, intent, fresh);
-      if (found?.foreign) throw clusterNameCollision(found.lb, this.#driftMs);
-      if (found?.lb.state === "deleting") {
-        throw new Error(`load balancer ${found.lb.id} is being deleted; a new one is created once it is gone`);
-      }
-      // 4. Place a new one; the members are the nodes' addresses on the load balancer's network.
-      const placement = found ? undefined : await this.#steps.placement.place(service, intent);
-      if (!found && !placement) {
-        pass.state = notReady("WaitingForNodes", `waiting for ${intent.pendingNodes} node(s) to be initialised`);
-        return { requeueAfterMs: DEFAULTS.waitingForNodesRecheckMs };
-      }
-      const placed = placement ??
-        (found?.lb.network_id
-          ? await this.#steps.placement.onNetwork(service, intent, found.lb.network_id)
-          : undefined);
-      if (placed) this.#steps.reporter.notices(service, [placed.notice]);
-      const members = placed?.members ?? intent.members;
-      // 5. Plan.
-      const plan = planLoadBalancer({
-        intent: { ...intent, members },
-        currentIngress: service.ingress,
-        ipMode: this.#ipModes ? ingressIpMode(intent.settings) : undefined,
-        target: found ? { existing: found.lb } : { create: placement!.create },
-        ensuringOpen: this.#steps.reporter.ensuringOpen(service),
-        adopt: found?.unlabelled ? { labels: intent.labels } : undefined,
-        drain: { periodMs: o.memberDrainMs ?? 0, now: Date.now(), draining: this.#drains.get(intent.key) ?? new Map() },
-      });
-      if (found) {
-        this.#steps.reporter.notices(service, [
-          immutableNotice(found.lb, intent.settings, o.defaults.networkId),
-          handMadePortsNotice(found.lb, intent),
-        ]);
-      }
-      if (o.dryRun && found && plan.calls.length === 0 && !plan.ingress) {
-        o.dryRun.note("service", intent.key, `adopt load balancer ${found.lb.id} (${found.lb.name}); no change`);
-      }
-      // 6. Apply.
-      const result = await this.#steps.apply.apply(service, intent, { plan, current: found?.lb, placement });
-      // Members draining: remembered once sent, and a pass is due when the first drain ends.
-      if (plan.drain.draining.size > 0) this.#drains.set(intent.key, plan.drain.draining);
-      else this.#drains.delete(intent.key);
-      if (plan.drain.nextAtMs !== undefined && result.result) {
-        const dueInMs = Math.max(0, plan.drain.nextAtMs - Date.now());
-        result.result.requeueAfterMs = Math.min(result.result.requeueAfterMs, dueInMs);
-      }
-      pass.state = intent.noNodes
-        ? notReady("NoEligibleNodes", "There are no available nodes for LoadBalancer")
-        : result.state;
-      return result.result;
-    } catch (cause) {
-      if (fresh) this.#readNext.add(intent.key);
-      throw this.#steps.reporter.failed(service, "ensure", cause);
+      return await pass();
+    } finally {
+      done.resolve();
+      if (this.#turns.get(namespace) === turn) this.#turns.delete(namespace);
     }
   }
 
@@ -362,7 +177,8 @@ export class ServiceController {
     for await (const outcome of outcomes) {
       if (outcome.kind === "served") this.#served(outcome.serviceKey, outcome.loadBalancer);
       else {
-        this.#steps.directory.invalidate(outcome.serviceKey);
+        const service = this.#o.services.store.get(outcome.serviceKey);
+        if (service) this.#steps.directory.invalidate(loadBalancerKeyOf(service));
         this.#queue.add(outcome.serviceKey);
       }
     }
@@ -372,12 +188,12 @@ export class ServiceController {
   #served(key: string, summary: LoadBalancer): void {
     const service = this.#o.services.store.get(key);
     if (!service || needsCleanup(service, this.#o.loadBalancerClass, this.#classRule)) return;
-    this.#steps.directory.update(key, summary);
+    this.#steps.directory.update(loadBalancerKeyOf(service), summary);
     this.#queue.addAfter(key, this.#driftMs);
     const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
     const plan = planServed(service.ingress, summary, {
       ensuringOpen: this.#steps.reporter.ensuringOpen(service),
-      ipMode: this.#ipModes && parsed.ok ? ingressIpMode(parsed.settings) : undefined,
+      ipMode: this.#pass.ipModes && parsed.ok ? ingressIpMode(parsed.settings) : undefined,
     });
     const write = plan.ingress ? this.#o.writes.writeIngress(service, plan.ingress) : Promise.resolve();
     write.then(() => {

@@ -37,7 +37,7 @@ export class ServiceLookup {
   find(service: SlimService, intent: ServiceIntent, fresh: boolean): Promise<FoundLoadBalancer | undefined> {
     const named = intent.settings.loadBalancerId;
     if (named) return this.#findNamed(service, intent, named, fresh);
-    return this.#o.directory.find(intent.key, {
+    return this.#o.directory.find(intent.loadBalancerKey, {
       labels: intent.labels,
       name: intent.loadBalancerName,
       mayExist: service.finalizers.includes(FINALIZER),

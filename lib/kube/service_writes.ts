@@ -12,7 +12,12 @@ import type { V1Service } from "@kubernetes/client-node";
 import { isKubeError } from "./errors.ts";
 import { describedInDryRun, type KubeWriteTarget, updateObject } from "./object_writes.ts";
 import { objectKey } from "./object_key.ts";
-import { EDGE_IN_USE_ANNOTATION, READY_CONDITION_TYPE, type SlimCondition } from "./slim.ts";
+import {
+  EDGE_IN_USE_ANNOTATION,
+  READY_CONDITION_TYPE,
+  SHARE_IN_USE_ANNOTATION,
+  type SlimCondition,
+} from "./slim.ts";
 
 function described(target: KubeWriteTarget, service: ServiceName, action: string, detail: string): boolean {
   return describedInDryRun(target, {
@@ -139,6 +144,29 @@ export async function recordServiceEdge(
 }
 
 /**
+ * Records in the Service's `ccm.ankra.cloud/share` annotation the share key of the load balancer holding its
+ * listeners (null removes it): the group it must leave when its `load-balancer.ankra.cloud/share` changes or goes.
+ */
+export async function recordServiceShare(
+  target: KubeWriteTarget,
+  service: ServiceName,
+  shareKey: string | null,
+): Promise<void> {
+  const detail = `${shareKey ? `record share ${shareKey} in` : "remove the share record from"} Service ${
+    objectKey(service)
+  }`;
+  if (described(target, service, "annotate", detail)) return;
+  try {
+    await target.kube.request("PATCH", servicePath(service), {
+      patch: "merge",
+      body: { metadata: { annotations: { [SHARE_IN_USE_ANNOTATION]: shareKey } } },
+    });
+  } catch (cause) {
+    if (!isKubeError(cause, "not_found")) throw cause;
+  }
+}
+
+/**
  * Every write the service controller makes to Services, as the one interface it is handed: {@linkcode serviceWriter}
  * builds it over the API server (or a dry run's report); tests hand a plain object that records the writes.
  */
@@ -153,6 +181,8 @@ export interface ServiceWriter {
   writeCondition(service: ServiceName, condition: SlimCondition | null): Promise<void>;
   /** Records (or, with null, forgets) the edge holding the Service's members. */
   recordEdge(service: ServiceName, edgeId: string | null): Promise<void>;
+  /** Records (or, with null, forgets) the share key of the load balancer holding the Service's listeners. */
+  recordShare(service: ServiceName, shareKey: string | null): Promise<void>;
   /** The API server's `gitVersion` (whether it keeps an ingress `ipMode`), undefined when it cannot be read. */
   serverVersion(): Promise<string | undefined>;
 }
@@ -165,6 +195,7 @@ export function serviceWriter(target: KubeWriteTarget): ServiceWriter {
     writeIngress: (service, ingress) => writeServiceIngress(target, service, ingress),
     writeCondition: (service, condition) => writeServiceCondition(target, service, condition),
     recordEdge: (service, edgeId) => recordServiceEdge(target, service, edgeId),
+    recordShare: (service, shareKey) => recordServiceShare(target, service, shareKey),
     serverVersion: () =>
       target.kube.get<{ gitVersion?: string }>("/version").then((version) => version.gitVersion, () => undefined),
   };

@@ -15,6 +15,8 @@ export const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
 export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
 /** Annotation in which the controller records the edge holding a Service's members. */
 export const EDGE_IN_USE_ANNOTATION = "ccm.ankra.cloud/edge";
+/** Annotation in which the controller records the shared load balancer holding a Service's listeners (`<key>`). */
+export const SHARE_IN_USE_ANNOTATION = "ccm.ankra.cloud/share";
 /** The Service status condition this controller writes (`lib/provider/ready_condition.ts`); the store keeps only it. */
 export const READY_CONDITION_TYPE = "load-balancer.ankra.cloud/Ready";
 
@@ -88,10 +90,12 @@ export interface SlimService {
   name: string;
   uid: string;
   resourceVersion: string;
+  /** `metadata.creationTimestamp` (RFC 3339): the earlier of two Services sharing a load balancer wins a conflict. */
+  creationTimestamp?: string;
   /** `metadata.generation`: bumped by every change of the spec. */
   generation?: number;
   deletionTimestamp?: string;
-  /** Only this controller's annotations (`load-balancer.ankra.cloud/…` and `ccm.ankra.cloud/edge`). */
+  /** Only this controller's annotations (`load-balancer.ankra.cloud/…`, `ccm.ankra.cloud/edge` and `…/share`). */
   annotations: Record<string, string>;
   finalizers: string[];
   type: string;
@@ -189,7 +193,9 @@ export function slimNode(node: V1Node): SlimNode {
 export function slimService(service: V1Service): SlimService {
   const annotations: Record<string, string> = {};
   for (const [key, value] of Object.entries(service.metadata?.annotations ?? {})) {
-    if (key.startsWith(ANNOTATION_PREFIX) || key === EDGE_IN_USE_ANNOTATION) annotations[key] = value;
+    if (key.startsWith(ANNOTATION_PREFIX) || key === EDGE_IN_USE_ANNOTATION || key === SHARE_IN_USE_ANNOTATION) {
+      annotations[key] = value;
+    }
   }
   const spec = service.spec ?? {};
   return {
@@ -197,6 +203,7 @@ export function slimService(service: V1Service): SlimService {
     name: service.metadata!.name!,
     uid: service.metadata!.uid ?? "",
     resourceVersion: service.metadata!.resourceVersion ?? "",
+    creationTimestamp: service.metadata?.creationTimestamp ? toIso(service.metadata.creationTimestamp) : undefined,
     deletionTimestamp: service.metadata?.deletionTimestamp ? toIso(service.metadata.deletionTimestamp) : undefined,
     annotations,
     finalizers: [...service.metadata?.finalizers ?? []],

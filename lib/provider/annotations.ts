@@ -52,6 +52,8 @@ export interface LoadBalancerSettings {
   preserveOnDelete: boolean;
   /** Use this existing load balancer (released by this cluster, unlabelled, or already this Service's). */
   loadBalancerId?: string;
+  /** Share one load balancer with the Services of the namespace that name the same key. */
+  share?: string;
 }
 
 /** A rejected annotation. */
@@ -156,6 +158,26 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     },
     check(settings) {
       if (settings.edgeId) return `cannot be combined with ${PREFIX}edge`;
+    },
+  },
+  {
+    name: "share",
+    values: "a key: 1-32 lower-case letters, digits and inner '-'",
+    default: "none: the Service has a load balancer of its own",
+    meaning:
+      "Services of one namespace with the same key share one load balancer (one address), each Service's ports " +
+      "its own frontends and backends (health checks and externalTrafficPolicy stay per Service); a port another " +
+      "sharing Service already uses, or an ipv4, network-id or zone that disagrees with the earliest sharing " +
+      "Service's, is refused with a Warning naming it. The last Service to go deletes the load balancer",
+    read(value, settings) {
+      if (!/^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/.test(value)) {
+        return "must be 1-32 lower-case letters, digits and inner '-'";
+      }
+      settings.share = value;
+    },
+    check(settings) {
+      if (settings.edgeId) return `cannot be combined with ${PREFIX}edge`;
+      if (settings.loadBalancerId) return `cannot be combined with ${PREFIX}load-balancer-id`;
     },
   },
   {

@@ -4,7 +4,9 @@
  * taken while the Service store is synced. Only a load balancer with this cluster's name **and UID** labels is a
  * candidate: one of another cluster (even with the same `--cluster-name`), one without a UID label (made by the Go
  * controller or an older version: it gets the label when its Service is served, and is never swept before), one
- * without a Service label, and one already being deleted are never candidates. Pure: time comes in as a number, the Service store as a predicate.
+ * without a Service label, and one already being deleted are never candidates. A load balancer Services share
+ * (`ccm.ankra.cloud/shared`) is leaked only once no Service of its group is left. Pure: time comes in as a number,
+ * the Service store as a predicate.
  *
  * @module
  */
@@ -28,7 +30,7 @@ export interface LeakedLoadBalancer {
   id: string;
   /** Name. */
   name: string;
-  /** `<namespace>/<name>` of the Service it served. */
+  /** `<namespace>/<name>` of the Service it served, or `shared:<namespace>.<key>` of the group that shared it. */
   service: string;
   /** When the Service was first observed absent (same clock as {@linkcode Observation.at}). */
   absentSince: number;
@@ -38,7 +40,10 @@ export interface LeakedLoadBalancer {
 export interface Observation {
   /** Every load balancer the list returned (the list must have been complete). */
   loadBalancers: readonly ListedLoadBalancer[];
-  /** True when the Service `<namespace>/<name>` is in the synced store. */
+  /**
+   * True when the Service `<namespace>/<name>` is in the synced store; for `shared:<namespace>.<key>`, when a Service
+   * of that group is.
+   */
   serviceExists(key: string): boolean;
   /** When the observation was taken (milliseconds, any monotonic clock). */
   at: number;
@@ -63,10 +68,15 @@ export interface SweepPlan {
 }
 
 const SERVICE_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const SHARE_GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\.[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
 
-/** The Service key a load balancer belongs to, when it carries this cluster's name and UID labels (else undefined). */
+/**
+ * The key of what a load balancer belongs to — a Service's `<namespace>/<name>`, or `shared:<namespace>.<key>` — when
+ * it carries this cluster's name and UID labels (else undefined).
+ */
 export function ownedService(lb: ListedLoadBalancer, cluster: ClusterIdentity): string | undefined {
   const owner = loadBalancerOwnership(lb.labels, cluster);
+  if (owner.kind === "shared") return SHARE_GROUP.test(owner.group) ? `shared:${owner.group}` : undefined;
   return owner.kind === "own" && SERVICE_KEY.test(owner.service) ? owner.service : undefined;
 }
 

@@ -101,3 +101,19 @@ export const CLUSTER_UID_LABEL = "ccm.ankra.cloud/cluster-uid";
  * Service naming it in `load-balancer.ankra.cloud/load-balancer-id` takes it back.
  */
 export const RELEASED_LABEL = "ccm.ankra.cloud/released";
+
+/**
+ * Label of a load balancer several Services share (`load-balancer.ankra.cloud/share`), instead of the Service label:
+ * `<namespace>.<key>`.
+ */
+export const SHARED_LABEL = "ccm.ankra.cloud/shared";
+
+/** The name of the load balancer the Services of `namespace` sharing `key` use: `k8s-<cluster>-<ns>-shared-<key>`. */
+export function sharedLoadBalancerName(cluster: string, namespace: string, key: string): string {
+  return loadBalancerName(cluster, namespace, `shared-${key}`);
+}
+
+/** The labels of a shared load balancer: the cluster's name and the share group (the controller adds the UID). */
+export function sharedLoadBalancerLabels(cluster: string, namespace: string, key: string): Record<string, string> {
+  return { [SHARED_LABEL]: `${namespace}.${key}`, [CLUSTER_LABEL]: cluster };
+}

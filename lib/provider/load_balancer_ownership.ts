@@ -7,7 +7,13 @@
  *
  * @module
  */
-import { CLUSTER_LABEL, CLUSTER_UID_LABEL, RELEASED_LABEL, SERVICE_LABEL } from "./load_balancer_names.ts";
+import {
+  CLUSTER_LABEL,
+  CLUSTER_UID_LABEL,
+  RELEASED_LABEL,
+  SERVICE_LABEL,
+  SHARED_LABEL,
+} from "./load_balancer_names.ts";
 
 /** Who this controller is: `--cluster-name` and the `kube-system` namespace's UID. */
 export interface ClusterIdentity {
@@ -24,6 +30,7 @@ export interface ClusterIdentity {
  * - `foreign`: a UID label naming another cluster (never adopted, changed or deleted);
  * - `released`: this cluster's UID and a released label, no Service label (kept by `preserve-on-delete`; taken back only
  *   by a Service naming it in `load-balancer-id`);
+ * - `shared`: this cluster's name and UID and a shared label `<namespace>.<key>` (Services sharing it);
  * - `unlabelled`: neither a Service nor a UID label (an orphan of a crash between create and label; adopted by name);
  * - `other`: anything else (another cluster name without a UID, this UID without a Service label).
  */
@@ -32,6 +39,7 @@ export type Ownership =
   | { kind: "legacy"; service: string }
   | { kind: "foreign"; uid: string }
   | { kind: "released"; service: string }
+  | { kind: "shared"; group: string }
   | { kind: "unlabelled" }
   | { kind: "other" };
 
@@ -40,6 +48,9 @@ export function loadBalancerOwnership(labels: Record<string, string>, cluster: C
   const uid = labels[CLUSTER_UID_LABEL];
   if (uid !== undefined && uid !== cluster.uid) return { kind: "foreign", uid };
   const service = labels[SERVICE_LABEL];
+  if (!service && uid !== undefined && labels[SHARED_LABEL] && labels[CLUSTER_LABEL] === cluster.name) {
+    return { kind: "shared", group: labels[SHARED_LABEL] };
+  }
   if (!service && uid !== undefined && labels[RELEASED_LABEL]) {
     return { kind: "released", service: labels[RELEASED_LABEL] };
   }
@@ -48,10 +59,45 @@ export function loadBalancerOwnership(labels: Record<string, string>, cluster: C
   return uid === undefined ? { kind: "legacy", service } : { kind: "own", service };
 }
 
-/** True when this controller may adopt, change or delete the load balancer as the one of Service `key`. */
-export function servesService(labels: Record<string, string>, cluster: ClusterIdentity, key: string): boolean {
+/**
+ * The key of a load balancer in the controller's directory: the Service's `<namespace>/<name>` for its own one,
+ * `shared:<namespace>.<key>` for one Services share ({@linkcode sharedKey}).
+ */
+export type LoadBalancerKey = string;
+
+/** The directory key of the load balancer the Services of `namespace` sharing `key` use. */
+export function sharedKey(namespace: string, key: string): LoadBalancerKey {
+  return `shared:${namespace}.${key}`;
+}
+
+/** The share group (`<namespace>.<key>`) a directory key names, or undefined for a Service's own load balancer. */
+export function sharedGroupOf(key: LoadBalancerKey): string | undefined {
+  return key.startsWith("shared:") ? key.slice("shared:".length) : undefined;
+}
+
+/** The labels that find the load balancer of directory key `key` (an API label filter; the UID is checked after). */
+export function keyLabels(key: LoadBalancerKey, clusterName: string): Record<string, string> {
+  const group = sharedGroupOf(key);
+  return group ? { [SHARED_LABEL]: group, [CLUSTER_LABEL]: clusterName } : {
+    [SERVICE_LABEL]: key,
+    [CLUSTER_LABEL]: clusterName,
+  };
+}
+
+/** The directory key of a load balancer of this cluster, from its labels; undefined when it is none of them. */
+export function keyOf(labels: Record<string, string>, cluster: ClusterIdentity): LoadBalancerKey | undefined {
   const owner = loadBalancerOwnership(labels, cluster);
-  return (owner.kind === "own" || owner.kind === "legacy") && owner.service === key;
+  if (owner.kind === "own" || owner.kind === "legacy") return owner.service;
+  if (owner.kind === "shared") return `shared:${owner.group}`;
+  return undefined;
+}
+
+/**
+ * True when this controller may adopt, change or delete the load balancer as the one of directory key `key`: the
+ * Service's own (or legacy) one, or the shared one of the group.
+ */
+export function servesService(labels: Record<string, string>, cluster: ClusterIdentity, key: LoadBalancerKey): boolean {
+  return keyOf(labels, cluster) === key;
 }
 
 /**

@@ -59,6 +59,8 @@ export type ListenerIntent = Pick<ServiceIntent, "ports" | "members"> & {
   settings: Pick<LoadBalancerSettings, "healthCheck" | "balance"> & Partial<FrontendSettings>;
   /** Each backend's members to send, by listener name, where they are more than `members` (draining ones). */
   memberLists?: ReadonlyMap<string, MemberInput[]>;
+  /** On a shared load balancer: the listeners of the other Services, never changed or deleted by this one's pass. */
+  othersListeners?: ReadonlySet<string>;
 };
 
 /**
@@ -111,8 +113,10 @@ export function listenerCalls(
   const held = portsHeldByHand(lb, intent);
   const wanted = new Map(intent.ports.filter((p) => !held.has(p.port)).map((p) => [listenerName(p.port), p]));
   const protocol = settings.protocol ?? "tcp";
+  const others = intent.othersListeners ?? new Set<string>();
+  const isStale = (name: string) => !wanted.has(name) && isManagedListener(name) && !others.has(name);
   for (const frontend of lb.frontends) {
-    if (!wanted.has(frontend.name) && isManagedListener(frontend.name)) {
+    if (isStale(frontend.name)) {
       calls.push({
         operation: "delete_load_balancer_frontend",
         loadBalancer: ref,
@@ -186,7 +190,7 @@ export function listenerCalls(
     }
   }
   for (const backend of lb.backends) {
-    if (!wanted.has(backend.name) && isManagedListener(backend.name)) {
+    if (isStale(backend.name)) {
       calls.push({
         operation: "delete_load_balancer_backend",
         loadBalancer: ref,

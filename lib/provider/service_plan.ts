@@ -12,7 +12,15 @@
  */
 import type { SlimNode, SlimService } from "../kube/slim.ts";
 import { defaultSettings, describeProblems, type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
-import { CLUSTER_UID_LABEL, edgeMemberPrefix, loadBalancerLabels, loadBalancerName } from "./load_balancer_names.ts";
+import {
+  CLUSTER_UID_LABEL,
+  edgeMemberPrefix,
+  loadBalancerLabels,
+  loadBalancerName,
+  sharedLoadBalancerLabels,
+  sharedLoadBalancerName,
+} from "./load_balancer_names.ts";
+import { sharedKey } from "./load_balancer_ownership.ts";
 import { type DesiredMember, MAX_MEMBERS, nodeZone, selectMembers } from "./member_selection.ts";
 import { classifyProviderId } from "./provider_id.ts";
 import { isUnmanagedNode } from "./node_management.ts";
@@ -120,9 +128,17 @@ export interface ServiceIntent {
   notices: Notice[];
   /** Set when nothing may be created or changed. */
   waitFor?: WaitForUser;
-  /** Name of the dedicated load balancer. */
+  /**
+   * The load balancer's key in the controller's directory: `key` for the Service's own one, `shared:<ns>.<share>` for
+   * the one it shares (`load-balancer.ankra.cloud/share`).
+   */
+  loadBalancerKey: string;
+  /** Name of the load balancer (the Service's own, or its share group's). */
   loadBalancerName: string;
-  /** Labels of the dedicated load balancer (Service, cluster and, when known, the cluster's UID). */
+  /**
+   * Labels of the load balancer (the Service's and cluster's, or the share group's and cluster's; with the cluster's
+   * UID when known).
+   */
   labels: Record<string, string>;
   /** Prefix of the names of the Service's members on an edge (with this cluster's UID). */
   edgePrefix: string;
@@ -267,9 +283,14 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
     pendingNodes,
     notices,
     waitFor,
-    loadBalancerName: loadBalancerName(options.clusterName, service.namespace, service.name),
+    loadBalancerKey: settings.share ? sharedKey(service.namespace, settings.share) : key,
+    loadBalancerName: settings.share
+      ? sharedLoadBalancerName(options.clusterName, service.namespace, settings.share)
+      : loadBalancerName(options.clusterName, service.namespace, service.name),
     labels: {
-      ...loadBalancerLabels(options.clusterName, service.namespace, service.name),
+      ...(settings.share
+        ? sharedLoadBalancerLabels(options.clusterName, service.namespace, settings.share)
+        : loadBalancerLabels(options.clusterName, service.namespace, service.name)),
       ...(options.clusterUid ? { [CLUSTER_UID_LABEL]: options.clusterUid } : {}),
     },
     edgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name, options.clusterUid),

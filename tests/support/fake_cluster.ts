@@ -162,6 +162,14 @@ export class FakeServiceWriter implements ServiceWriter {
     return Promise.resolve();
   }
 
+  recordShare(service: ServiceName, shareKey: string | null): Promise<void> {
+    this.#apply("recordShare", service, shareKey, (s) => {
+      if (shareKey) s.annotations = { ...s.annotations, "ccm.ankra.cloud/share": shareKey };
+      else delete s.annotations["ccm.ankra.cloud/share"];
+    });
+    return Promise.resolve();
+  }
+
   serverVersion(): Promise<string | undefined> {
     return Promise.resolve(this.version);
   }
