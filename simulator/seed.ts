@@ -123,6 +123,12 @@ export const SeedSettingsSchema = v.strictObject({
     v.picklist(["ok", "payment_method_required", "owner_approval_required", "account_suspended"]),
     "ok",
   ),
+  /**
+   * The data plane only: the connections to a member removed from its backend end this long after the change (HAProxy's
+   * `hard-stop-after` of the reload that applies it); absent, they run until they close (see
+   * `simulator/data_plane/member_sessions.ts`).
+   */
+  reload_hard_stop_after_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3_600_000))),
   /** Whether load balancers and edges carry traffic (see `simulator/data_plane/`); fixed at start. */
   data_plane: v.optional(v.picklist(DATA_PLANE_MODES), "off"),
   /**

@@ -30,6 +30,7 @@ import { connectMember } from "./member_connection.ts";
 import { forwardTcp } from "./tcp_forwarding.ts";
 import { tlsServerOptions } from "./tls_certificates.ts";
 import { NetnsRoutes } from "./netns_routes.ts";
+import { MemberSessions } from "./member_sessions.ts";
 
 /** A listener as the data plane holds it. */
 export interface ListenerEntry {
@@ -70,6 +71,7 @@ export class DataPlane {
   readonly #balancers = new Map<string, BalancerMemory>();
   readonly #edgeApplied = new Map<string, EdgeMemberState[]>();
   readonly #sockets = new Map<string, Set<Socket>>();
+  readonly #sessions = new MemberSessions();
   readonly #netns?: NetnsRoutes;
   #wanted = false;
   #loop?: Promise<void>;
@@ -116,6 +118,7 @@ export class DataPlane {
     clearTimeout(this.#retryTimer);
     while (this.#loop) await this.#loop;
     await this.#members.stop();
+    this.#sessions.stop();
     for (const entry of this.#listeners.values()) if (entry.server) closeListenerSocket(entry.server);
     this.#listeners.clear();
     for (const sockets of this.#sockets.values()) for (const socket of sockets) socket.destroy();
@@ -171,6 +174,10 @@ export class DataPlane {
       ),
     ];
     this.#members.follow(backends);
+    this.#sessions.follow(
+      new Set(backends.flatMap((b) => b.members.map((m) => m.key))),
+      sim.world.settings.reload_hard_stop_after_ms,
+    );
     const backendKeys = new Set(backends.map((b) => b.key));
     for (const key of this.#balancers.keys()) if (!backendKeys.has(key)) this.#balancers.delete(key);
     await this.#netns?.cover(sim.world.networks.values());
@@ -326,6 +333,7 @@ export class DataPlane {
         runtime.connectionsActive++;
         socket.once("close", () => runtime.connectionsActive--);
         this.#track(via.owner, socket);
+        this.#sessions.track(key, socket);
         return socket;
       } catch {
         // The next member that may take it (HAProxy's redispatch).
