@@ -10,64 +10,12 @@
  * the cluster-scoped names given a suffix of this test so that nothing collides with a Helm release of another test.
  */
 import assert from "node:assert/strict";
-import { loadAll } from "js-yaml";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { helmOk, kubectl, kubectlOk } from "../support/helm.ts";
+import { kubectl } from "../support/helm.ts";
+import { applyDocs as apply, chartRbac, removeDocs as remove } from "../support/chart_rbac.ts";
 import { kubeOk, kubeRequest } from "../support/kube_http.ts";
 
-const CHART = new URL("../../chart", import.meta.url).pathname;
 const LEASE = "ankra-cloud-ccm";
-
-interface Doc {
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  roleRef?: { kind: string; name: string };
-}
-
-/** The chart's ServiceAccount and RBAC for `namespace`, cluster-scoped names suffixed with `suffix`. */
-async function chartRbac(namespace: string, suffix: string, values: string[] = []): Promise<Doc[]> {
-  const rendered = await helmOk([
-    "template",
-    "ankra-cloud-ccm",
-    CHART,
-    "--namespace",
-    namespace,
-    "--set",
-    "api.token=x",
-    ...values,
-    "--show-only",
-    "templates/serviceaccount.yaml",
-    "--show-only",
-    "templates/rbac.yaml",
-  ]);
-  return (loadAll(rendered) as (Doc | null)[]).filter((d): d is Doc => d !== null).map((doc) => {
-    if (doc.kind === "ClusterRole" || doc.kind === "ClusterRoleBinding") {
-      doc.metadata.name = `${doc.metadata.name}-${suffix}`;
-    }
-    if (doc.roleRef?.kind === "ClusterRole" && doc.roleRef.name === "system:ankra-cloud-ccm") {
-      doc.roleRef.name = `${doc.roleRef.name}-${suffix}`;
-    }
-    if (doc.kind === "ServiceAccount") doc.metadata.namespace = namespace;
-    return doc;
-  });
-}
-
-async function apply(docs: Doc[]): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".json" });
-  await Deno.writeTextFile(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: docs }));
-  try {
-    await kubectlOk(["apply", "-f", file]);
-  } catch (error) {
-    await Deno.remove(file);
-    throw error;
-  }
-  return file;
-}
-
-async function remove(file: string): Promise<void> {
-  await kubectl(["delete", "--ignore-not-found", "--wait=false", "-f", file]);
-  await Deno.remove(file);
-}
 
 /** `kubectl auth can-i …` as the ServiceAccount: "yes" or "no". */
 async function canI(account: string, args: string[]): Promise<string> {

@@ -17,6 +17,7 @@ import type { Seed } from "../../simulator/seed.ts";
 import { testControlPlane } from "./control_plane.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 import { nodeWriter } from "../../lib/kube/node_writes.ts";
+import { controllerToken } from "./controller_identity.ts";
 
 /** Running node controllers. */
 export interface RunningNodeControllers extends AsyncDisposable {
@@ -71,17 +72,27 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
     { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
     { qps: 200, burst: 200 },
   );
-  const nodes = nodeInformer(kube);
+  // The controllers run as the chart's RBAC allows, not as the admin the test acts as.
+  const controllerKube = new KubeClient(
+    {
+      server: plane.url,
+      caCerts: [plane.caCert],
+      auth: { kind: "token", token: await controllerToken(plane) },
+      source: "controller identity",
+    },
+    { qps: 200, burst: 200 },
+  );
+  const nodes = nodeInformer(controllerKube);
   const view = new CloudView(cloud.client, {
     refreshPeriodMs: options.serverListPeriodMs ?? 1_000,
     minRefreshIntervalMs: 200,
     confirmAfterMs: options.confirmAfterMs ?? 1_000,
   });
   const lifecycle = new CountedNodeLifecycleController({
-    writes: nodeWriter({ kube }),
+    writes: nodeWriter({ kube: controllerKube }),
     nodes: nodes.watched(),
     view,
-    events: new EventRecorder(kube, { component: "cloud-node-lifecycle-controller", host: "test" }),
+    events: new EventRecorder(controllerKube, { component: "cloud-node-lifecycle-controller", host: "test" }),
     periodMs: options.monitorPeriodMs ?? 200,
   });
   const stop = new AbortController();
@@ -91,10 +102,10 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
     informerRun,
     view.run(stop.signal),
     new NodeController({
-      writes: nodeWriter({ kube }),
+      writes: nodeWriter({ kube: controllerKube }),
       nodes: nodes.watched(),
       view,
-      events: new EventRecorder(kube, { component: "cloud-node-controller", host: "test" }),
+      events: new EventRecorder(controllerKube, { component: "cloud-node-controller", host: "test" }),
       refreshPeriodMs: options.refreshPeriodMs ?? 1_000,
       workers: 2,
       retryBaseMs: 200,
@@ -111,6 +122,7 @@ export async function startNodeControllers(options: NodeControllerTestOptions = 
       stop.abort();
       await Promise.all(runs);
       kube.close();
+      controllerKube.close();
       await cloud[Symbol.asyncDispose]();
     },
   };

@@ -19,6 +19,7 @@ import type { Seed } from "../../simulator/seed.ts";
 import { readClusterUid } from "../../lib/controllers/cluster_identity.ts";
 import { type SharedControlPlane, testControlPlane } from "./control_plane.ts";
 import { addNodeServersTo } from "./service_fixtures.ts";
+import { controllerToken } from "./controller_identity.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 
 /** A running service controller. */
@@ -78,10 +79,20 @@ export async function startServiceController(
     { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" },
     { qps: 200, burst: 200 },
   );
+  // The controller runs as the chart's RBAC allows, not as the admin the test acts as.
+  const controllerKube = new KubeClient(
+    {
+      server: plane.url,
+      caCerts: [plane.caCert],
+      auth: { kind: "token", token: await controllerToken(plane) },
+      source: "controller identity",
+    },
+    { qps: 200, burst: 200 },
+  );
   const informerStop = new AbortController();
-  const nodes = nodeInformer(kube);
-  const services = serviceInformer(kube);
-  const endpointSlices = endpointSliceInformer(kube);
+  const nodes = nodeInformer(controllerKube);
+  const services = serviceInformer(controllerKube);
+  const endpointSlices = endpointSliceInformer(controllerKube);
   const endpoints = new ReadyEndpoints(endpointSlices);
   const informers = [
     nodes.run(informerStop.signal),
@@ -89,13 +100,13 @@ export async function startServiceController(
     endpointSlices.run(informerStop.signal),
   ];
   await Promise.all([nodes.synced, services.synced, endpointSlices.synced]);
-  const clusterUid = options.clusterUid ?? await readClusterUid(kube);
+  const clusterUid = options.clusterUid ?? await readClusterUid(controllerKube);
   let controllerStop = new AbortController();
   let running: Promise<void> = Promise.resolve();
   const start = () => {
     controllerStop = new AbortController();
     running = new ServiceController({
-      writes: serviceWriter({ kube }),
+      writes: serviceWriter({ kube: controllerKube }),
       cloud: cloud.client,
       services: services.watched(),
       nodes: nodes.watched(),
@@ -108,8 +119,8 @@ export async function startServiceController(
         highAvailability: options.highAvailability ?? "auto",
       },
       allowedResources: options.allowedResources,
-      serviceEvents: new EventRecorder(kube, { component: "service-controller", host: "test" }),
-      providerEvents: new EventRecorder(kube, { component: "ankra-cloud-ccm", host: "test" }),
+      serviceEvents: new EventRecorder(controllerKube, { component: "service-controller", host: "test" }),
+      providerEvents: new EventRecorder(controllerKube, { component: "ankra-cloud-ccm", host: "test" }),
       workers: 2,
       provisioningPollMs: 200,
       driftCheckMs: options.driftCheckMs ?? 2_000,
@@ -137,6 +148,7 @@ export async function startServiceController(
       informerStop.abort();
       await Promise.all(informers);
       kube.close();
+      controllerKube.close();
       if (options.cloud) return;
       addNodeServersTo(undefined);
       await cloud[Symbol.asyncDispose]();

@@ -1,0 +1,71 @@
+/**
+ * The identity the in-process controllers of the suite run as: a ServiceAccount bound by the chart's own ClusterRole
+ * and leader-election Role (rendered by `helm template`, `chart_rbac.ts`) in a namespace of its own — not the
+ * control plane's admin. A test doing what the chart's role does not allow fails the way a user's cluster would.
+ * Made once per control plane and test process; its token lasts a day.
+ *
+ * @module
+ */
+import { applyDocs, chartRbac } from "./chart_rbac.ts";
+import { type SharedControlPlane, testControlPlane } from "./control_plane.ts";
+import { kubeOk, kubeRequest } from "./kube_http.ts";
+
+/** The namespace of the suite's controller ServiceAccount (`ankra-cloud-ccm`). */
+export const CONTROLLER_NAMESPACE = "ccm-suite-controller";
+
+const tokens = new Map<string, Promise<string>>();
+
+async function makeIdentity(plane: SharedControlPlane): Promise<string> {
+  const namespace = await kubeRequest(plane, "POST", "/api/v1/namespaces", {
+    body: { metadata: { name: CONTROLLER_NAMESPACE } },
+  });
+  if (namespace.status !== 201 && namespace.status !== 409) {
+    throw new Error(`creating namespace ${CONTROLLER_NAMESPACE} answered ${namespace.status}`);
+  }
+  // kubectl works against the test run's control plane only; another plane gets its objects through the API.
+  const docs = await chartRbac(CONTROLLER_NAMESPACE, "suite");
+  if (plane === testControlPlane()) await applyDocs(docs);
+  else {
+    for (const doc of docs) {
+      const path = apiPath(doc);
+      const answer = await kubeRequest(plane, "POST", path, { body: doc });
+      if (answer.status !== 201 && answer.status !== 409) throw new Error(`POST ${path} answered ${answer.status}`);
+    }
+  }
+  const answer = await kubeOk<{ status: { token: string } }>(
+    plane,
+    "POST",
+    `/api/v1/namespaces/${CONTROLLER_NAMESPACE}/serviceaccounts/ankra-cloud-ccm/token`,
+    { body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 86_400 } } },
+  );
+  return answer.status.token;
+}
+
+function apiPath(doc: { kind: string; metadata: { namespace?: string } }): string {
+  const ns = doc.metadata.namespace ?? CONTROLLER_NAMESPACE;
+  switch (doc.kind) {
+    case "ServiceAccount":
+      return `/api/v1/namespaces/${ns}/serviceaccounts`;
+    case "ClusterRole":
+      return "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    case "ClusterRoleBinding":
+      return "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
+    case "Role":
+      return `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`;
+    case "RoleBinding":
+      return `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`;
+    default:
+      throw new Error(`the chart's RBAC holds an unexpected ${doc.kind}`);
+  }
+}
+
+/** A bearer token of the suite's controller identity on `plane` (the chart's RBAC, nothing more). */
+export function controllerToken(plane: SharedControlPlane = testControlPlane()): Promise<string> {
+  let token = tokens.get(plane.url);
+  if (!token) {
+    token = makeIdentity(plane);
+    token.catch(() => tokens.delete(plane.url));
+    tokens.set(plane.url, token);
+  }
+  return token;
+}
