@@ -50,6 +50,8 @@ export interface CloudConfig {
   allowedResources: AllowedResources;
   /** HA pair decision for new load balancers. */
   loadBalancerHighAvailability: HighAvailabilityMode;
+  /** `ANKRA_CLOUD_LOAD_BALANCER_IPV4`: new load balancers get the paid public IPv4 unless a Service's annotation says no. */
+  loadBalancerIpv4: boolean;
   /** Optional upper bound on requests per minute; the API's own limit is followed in any case. */
   maxRequestsPerMinute?: number;
   /** Burst of the upper bound. */
@@ -326,6 +328,7 @@ function buildConfig(
     zone: values.zone,
     allowedResources: readAllowedResources(values),
     loadBalancerHighAvailability: values.highAvailability,
+    loadBalancerIpv4: values.loadBalancerIpv4,
     maxRequestsPerMinute: values.maxRequestsPerMinute,
     requestBurst: values.requestBurst,
     requestTimeoutMs: values.requestTimeout,

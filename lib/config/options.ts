@@ -266,6 +266,12 @@ export const OPTIONS = {
     ["auto", "true", "false"] as const,
     (v) => (v || "auto").toLowerCase(),
   ),
+  loadBalancerIpv4: bool({
+    env: "ANKRA_CLOUD_LOAD_BALANCER_IPV4",
+    default: "false",
+    help: "give new load balancers the paid public IPv4 address unless a Service's load-balancer.ankra.cloud/ipv4 " +
+      "says otherwise (IPv4-only clusters: Pods can reach the address)",
+  }),
   allowedCertificateIds: text({
     env: "ANKRA_CLOUD_ALLOWED_CERTIFICATE_IDS",
     help: "comma-separated certificate ids a Service may name in load-balancer.ankra.cloud/certificate-ids; unset: " +

@@ -87,6 +87,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
           networkId: config.cloud.networkId,
           zone: config.cloud.zone,
           highAvailability: config.cloud.loadBalancerHighAvailability,
+          ipv4: config.cloud.loadBalancerIpv4,
         },
         allowedResources: config.cloud.allowedResources,
         serviceEvents: recorder("service-controller"),

@@ -27,6 +27,7 @@ import { isUnmanagedNode } from "./node_management.ts";
 import { UNINITIALIZED_TAINT } from "./node_plan.ts";
 import { k3sServersRunningServiceLb, serviceLbNotice } from "./k3s.ts";
 import { objectKey } from "../kube/object_key.ts";
+import { ANNOTATION_PREFIX } from "../kube/slim.ts";
 
 /** The finalizer the framework's service controller uses (and the Go controller with it). */
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -46,6 +47,11 @@ export interface LoadBalancerDefaults {
   zone?: string;
   /** HA decision. */
   highAvailability: HighAvailabilityMode;
+  /**
+   * The paid public IPv4 for a Service without `load-balancer.ankra.cloud/ipv4` (`ANKRA_CLOUD_LOAD_BALANCER_IPV4`;
+   * default false, as the Go controller).
+   */
+  ipv4?: boolean;
 }
 
 /** What every Service plan needs besides the Service and the nodes. */
@@ -227,6 +233,7 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
   const pendingNodes =
     eligible.filter((node) => !node.providerID && node.taints.some((t) => t.key === UNINITIALIZED_TAINT)).length;
   const settings = parsed.ok ? parsed.settings : defaultSettings({ sessionAffinity: service.sessionAffinity });
+  if (!service.annotations[`${ANNOTATION_PREFIX}ipv4`]?.trim()) settings.ipv4 = options.defaults.ipv4 ?? false;
   const selection = selectMembers(matched, serviceFamilies(service), { serviceKey: key });
   const left = selection.candidates - selection.members.length;
   const notices: Notice[] = [

@@ -218,3 +218,13 @@ Deno.test("k3s servers started without --disable=servicelb are found in every sp
     ["s1"],
   );
 });
+
+Deno.test("ANKRA_CLOUD_LOAD_BALANCER_IPV4 is the ipv4 of a Service that does not say; the annotation wins either way", () => {
+  const withDefault = { ...OPTIONS, defaults: { ...OPTIONS.defaults, ipv4: true } };
+  assert.equal(serviceIntent(slimService(), [], OPTIONS).settings.ipv4, false, "the Go controller's default");
+  assert.equal(serviceIntent(slimService(), [], withDefault).settings.ipv4, true);
+  const no = slimService({ annotations: { "load-balancer.ankra.cloud/ipv4": "false" } });
+  assert.equal(serviceIntent(no, [], withDefault).settings.ipv4, false);
+  const yes = slimService({ annotations: { "load-balancer.ankra.cloud/ipv4": "true" } });
+  assert.equal(serviceIntent(yes, [], OPTIONS).settings.ipv4, true);
+});
