@@ -97,7 +97,11 @@ export function realNodePaths(dir: string) {
   };
 }
 
-/** containerd 2.x configuration: private root/state/socket, Debian's runc, the local pause image, no CNI. */
+/**
+ * containerd 2.x configuration: private root/state/socket, Debian's runc, the local pause image, no CNI. NRI is off:
+ * its socket (`/var/run/nri/nri.sock`) is one per host, so two nodes' containerds on one host would fight for it (the
+ * second one fails to start) and a killed one would leave it behind for the next.
+ */
 export function containerdConfig(layout: RealNodeLayout): string {
   const p = realNodePaths(layout.dir);
   return `version = 3
@@ -106,6 +110,9 @@ state = "${p.containerdState}"
 
 [grpc]
   address = "${p.containerdSocket}"
+
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
 
 [plugins.'io.containerd.cri.v1.images']
   snapshotter = 'overlayfs'
