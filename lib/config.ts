@@ -94,9 +94,9 @@ export interface Config {
   metricsAuthorization: "delegated" | "none";
   /** Log verbosity (`--v`). */
   verbosity: number;
-  /** Log line format. */
+  /** `--logging-format`: `text` lines, or one JSON object per line. */
   loggingFormat: "text" | "json";
-  /** Controllers to run. */
+  /** `--controllers` resolved: `*` and `-name` applied, aliases mapped to their canonical names. */
   controllers: ControllerName[];
   /** Period of the address and label refresh of initialised nodes, milliseconds. */
   nodeStatusUpdateFrequencyMs: number;
@@ -176,7 +176,7 @@ function parseControllers(value: string): ControllerName[] {
 
 /** Sources the configuration reads; tests pass their own. */
 export interface ConfigSources {
-  /** Environment variables. */
+  /** Variables by name (`ANKRA_CLOUD_*`, …); one that is unset is undefined. */
   env: Record<string, string | undefined>;
   /** Reads a text file (token file, CA bundle). */
   readFile?: ReadFile;

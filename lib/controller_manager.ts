@@ -32,17 +32,17 @@ import { selfSignedServingCertificate } from "./server/self_signed_certificate.t
 
 /** What the controllers get. */
 export interface ControllerContext {
-  /** The configuration. */
+  /** The parsed flags and environment; the same object in every term of leadership. */
   config: Config;
   /** Kubernetes API client. */
   kube: KubeClient;
   /** Ankra Cloud API client. */
   cloud: AnkraCloudClient;
-  /** Nodes. */
+  /** Slim Nodes, watched on every replica (a standby's cache stays warm) and synced before the controllers start. */
   nodes: Informer<V1Node, SlimNode>;
-  /** Services. */
+  /** Slim Services, watched on every replica and synced before the controllers start. */
   services: Informer<V1Service, SlimService>;
-  /** Metrics. */
+  /** The process registry served on `/metrics`, already holding the process gauges. */
   metrics: MetricsRegistry;
   /** Set in a dry run: every write is described there instead of sent. */
   dryRun?: DryRunReport;
@@ -50,7 +50,7 @@ export interface ControllerContext {
 
 /** A controller: runs until `signal` aborts (leadership lost or shutdown), then returns after cleaning up. */
 export interface Controller {
-  /** Name for logs. */
+  /** Shown in the `starting controllers` log line; helpers such as `cloud-view` are named there too. */
   name: string;
   /** Runs the controller. */
   run(signal: AbortSignal): Promise<void>;

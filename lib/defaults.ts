@@ -2,7 +2,7 @@
  * Every internal default of the controller's timing and sizes, in one table: what a piece uses when it is not told
  * otherwise (tests and benchmarks pass shorter ones). The defaults a user can change are flags
  * (`lib/config/options.ts`, with their own defaults there); these are the ones only code can change.
- * tests/defaults_test.ts checks that no module writes such a number inline instead.
+ * tests/unit/config/defaults_test.ts checks that no module writes such a number inline instead.
  *
  * @module
  */

@@ -11,7 +11,7 @@ export interface IpAddress {
   family: 4 | 6;
   /** The address as a number (IPv4 in the low 32 bits). */
   value: bigint;
-  /** Canonical text. */
+  /** Dotted quad, or RFC 5952 IPv6; an IPv4-mapped IPv6 is given as IPv4. */
   text: string;
 }
 
@@ -115,9 +115,9 @@ export function parseIp(text: string): IpAddress | undefined {
 export interface IpPrefix {
   /** 4 or 6. */
   family: 4 | 6;
-  /** Network address. */
+  /** The address with its host bits cleared (`parsePrefix` clears them). */
   network: bigint;
-  /** Prefix length. */
+  /** Leading network bits: 0–32 for IPv4, 0–128 for IPv6. */
   length: number;
 }
 

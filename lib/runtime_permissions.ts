@@ -3,7 +3,7 @@
  * asks this module), the image's entrypoint (`scripts/image/ccm_image.ts` imports it), the `Containerfile`'s
  * `ENTRYPOINT`, `deno task run` (`scripts/run_controller.ts`), the burst benchmark and the systemd unit (which runs
  * the release launcher) all use {@linkcode PERMISSION_FLAGS} and {@linkcode V8_FLAGS};
- * tests/runtime_permissions_test.ts checks that they agree.
+ * tests/unit/release/runtime_permissions_test.ts checks that they agree.
  *
  * What the controller is given, and nothing else — no `--allow-run`, `--allow-write`, `--allow-ffi` or
  * `--allow-import`:

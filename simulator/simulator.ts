@@ -16,7 +16,7 @@ import { World } from "./world.ts";
 
 /** One entry of the request log. */
 export interface RequestLogEntry {
-  /** Sequence number. */
+  /** Starts at 1 and is never reused, not even after {@linkcode Simulator.resetLog}. */
   seq: number;
   /** When it arrived (RFC 3339). */
   at: string;
@@ -26,7 +26,7 @@ export interface RequestLogEntry {
   operation: string;
   /** HTTP method. */
   method: string;
-  /** Path and query. */
+  /** As requested, e.g. `/v1/load_balancers?label=…`; the path alone for an unknown route. */
   path: string;
   /** Answer status (0 when the connection was dropped or hung). */
   status: number;
@@ -54,17 +54,17 @@ export interface SimulatorOptions {
 export class Simulator {
   readonly #seed: Seed;
   readonly #options: SimulatorOptions;
-  /** The world. */
+  /** Built from a copy of the seed; replaced by {@linkcode Simulator.resetWorld}. */
   world!: World;
-  /** Load balancers. */
+  /** The load balancer verbs over `world`; replaced by {@linkcode Simulator.resetWorld}. */
   loadBalancers!: LoadBalancers;
-  /** Edges. */
+  /** The edge verbs over `world`, holding the seed's edges ready; replaced by {@linkcode Simulator.resetWorld}. */
   edges!: Edges;
-  /** Scripted faults. */
+  /** Set through `POST /_simulator/faults`; emptied by {@linkcode Simulator.resetWorld}. */
   readonly faults = new FaultPlan();
-  /** Idempotency records. */
+  /** Keys of billable creates, kept 24 h on the world's clock; emptied by {@linkcode Simulator.resetWorld}. */
   idempotency!: IdempotencyStore;
-  /** Rate limiter. */
+  /** Reads `settings.rate_limit_per_minute` on every request; replaced by {@linkcode Simulator.resetWorld}. */
   rateLimiter!: RateLimiter;
   /** Request log, oldest first. */
   log: RequestLogEntry[] = [];

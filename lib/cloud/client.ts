@@ -38,7 +38,7 @@ export interface ClientConfig {
 export interface ClientOptions {
   /** Metrics registry for request metrics. */
   metrics?: MetricsRegistry;
-  /** Retry limits. */
+  /** Overrides of `DEFAULT_RETRY_POLICY` (5 attempts, 0.5 s doubling to 8 s, 60 s in all). */
   retry?: Partial<RetryPolicy>;
   /** A budget to share; a new one from the configuration otherwise. */
   budget?: CloudRequestBudget;
@@ -54,7 +54,7 @@ export interface AnkraCloudClient extends ServerCalls, NetworkCalls, LoadBalance
 export class AnkraCloudClient {
   readonly #transport: CloudTransport;
 
-  /** Creates a client. */
+  /** Makes its own request budget unless `options.budget` shares one; nothing is sent yet. */
   constructor(config: ClientConfig, options: ClientOptions = {}) {
     const budget = options.budget ?? new CloudRequestBudget({
       maxRequestsPerMinute: config.maxRequestsPerMinute,

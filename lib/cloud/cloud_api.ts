@@ -55,7 +55,7 @@ export interface ListRequest {
   query?: [string, string][];
   /** Cancels the request. */
   signal?: AbortSignal;
-  /** Budget priority. */
+  /** `high` goes first and may use the budget's reserve unpaced (default `normal`). */
   priority?: "high" | "normal";
 }
 

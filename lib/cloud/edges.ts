@@ -9,23 +9,23 @@ import { type Edge, type Operation, RESPONSE_SCHEMAS } from "./schemas.ts";
 
 /** A member in `update_edge`. */
 export interface EdgeMemberInput {
-  /** Name. */
+  /** Unique in the list; this cluster's start with its own prefix (`edgeMemberName`), as members carry no labels. */
   name: string;
   /** Port the edge listens on. */
   frontend_port: number;
-  /** Address. */
+  /** IPv4 or IPv6 address connections go to (a node's, for this controller's members). */
   address: string;
-  /** Port. */
+  /** Port on the member the edge forwards to: the Service's node port. */
   port: number;
-  /** Weight. */
+  /** 0–256 (the API's default 100); 0 takes no new connections. */
   weight?: number;
-  /** Enabled. */
+  /** False keeps the member but sends it no new connections; the API's default is true. */
   enabled?: boolean;
 }
 
 /** Body of `update_edge`. */
 export interface UpdateEdgeInput {
-  /** New name. */
+  /** At most 64 characters; omitted: unchanged. */
   name?: string;
   /** Roles (combined edges). */
   roles?: string[];

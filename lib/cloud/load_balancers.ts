@@ -17,13 +17,13 @@ import {
 
 /** Body of `create_load_balancer`. */
 export interface CreateLoadBalancerInput {
-  /** Zone. */
+  /** Zone to create in, e.g. `de-fsn1`; cannot change later. */
   zone: string;
   /** Name, at most 64 characters. */
   name: string;
-  /** Private network. */
+  /** Id of the private network the load balancer reaches its members on; cannot change later. */
   network_id: string;
-  /** Labels. */
+  /** At most 32; this controller's (`ccm.ankra.cloud/…`) say which cluster and Service own it. */
   labels?: Record<string, string>;
   /** HA pair (true) or single VM (false); omitted lets the API decide from the zone. */
   high_availability?: boolean;
@@ -38,17 +38,17 @@ export type HealthCheckInput = Partial<HealthCheck>;
 export interface CreateBackendInput {
   /** Name, `^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`. */
   name: string;
-  /** Mode. */
+  /** `tcp` or `http`; cannot change, so a new protocol means a new backend. */
   mode: "tcp" | "http";
-  /** Balance algorithm. */
+  /** How members are picked; the API's default is `roundrobin`. */
   balance?: "roundrobin" | "leastconn" | "source";
-  /** Health check. */
+  /** How members are checked; omitted fields take the API's defaults. */
   health_check?: HealthCheckInput;
 }
 
 /** Body of `update_load_balancer_backend`. */
 export interface UpdateBackendInput {
-  /** Balance algorithm. */
+  /** New algorithm; omitted: unchanged. */
   balance?: "roundrobin" | "leastconn" | "source";
   /** Health check fields to change. */
   health_check?: HealthCheckInput;
@@ -56,9 +56,9 @@ export interface UpdateBackendInput {
 
 /** Body of `create_load_balancer_frontend`. */
 export interface CreateFrontendInput {
-  /** Name. */
+  /** `^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`; this controller's are `tcp-<port>`. */
   name: string;
-  /** Listening port. */
+  /** Public port, 1–65535: the Service's port. */
   port: number;
   /** Backend to forward to. */
   backend_id: string;
@@ -76,11 +76,11 @@ export interface MemberInput {
   name: string;
   /** IPv4 or IPv6 address. */
   address: string;
-  /** Port. */
+  /** Member port, 1–65535: the Service's node port. */
   port: number;
   /** Weight 0–256. */
   weight?: number;
-  /** Enabled. */
+  /** False keeps the member but sends it no new connections and no checks; the API's default is true. */
   enabled?: boolean;
 }
 

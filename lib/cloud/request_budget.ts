@@ -81,7 +81,7 @@ export class CloudRequestBudget {
   readonly #waiters: Waiter[] = [];
   #throttled = 0;
 
-  /** Creates the budget. */
+  /** With `maxRequestsPerMinute`, a token bucket caps the rate on top of the API's own limit. */
   constructor(options: CloudRequestBudgetOptions = {}) {
     this.#reserveShare = options.reserve ?? 0.1;
     this.#unknownConcurrency = options.unknownConcurrency ?? 8;

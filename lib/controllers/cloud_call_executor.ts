@@ -18,7 +18,7 @@ export interface CallsResult {
   loadBalancer?: LoadBalancer;
   /** True when the plan created the load balancer. */
   created: boolean;
-  /** Calls sent. */
+  /** Calls made before the result, counted as each starts; 0 in a dry run, where nothing is sent. */
   sent: number;
 }
 
@@ -30,7 +30,7 @@ export interface ApplyOptions {
   dryRun?: DryRunReport;
   /** Controller and object, for the dry-run report. */
   owner?: { controller: string; object: string };
-  /** Abort signal. */
+  /** Aborts the call in flight and skips the rest; calls already made are not undone. */
   signal?: AbortSignal;
   /** Called as soon as the plan's `create_load_balancer` succeeded (before the calls that follow it). */
   onCreated?: (lb: LoadBalancer) => void;

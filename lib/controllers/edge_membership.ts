@@ -35,7 +35,7 @@ export interface EdgeMembershipOptions {
 export class EdgeMembership {
   readonly #o: EdgeMembershipOptions;
 
-  /** Creates the step. */
+  /** Keeps only `options`: the edge's members are read afresh on every {@linkcode EdgeMembership.leave}. */
   constructor(options: EdgeMembershipOptions) {
     this.#o = options;
   }

@@ -71,7 +71,7 @@ export class LoadBalancerPlacement {
    */
   readonly #leftOut = new Map<string, string>();
 
-  /** Creates the placement. */
+  /** Starts with nothing left out: a first decision that leaves a node out is made again from a fresh read. */
   constructor(options: LoadBalancerPlacementOptions) {
     this.#o = options;
   }

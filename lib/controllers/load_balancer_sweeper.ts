@@ -49,7 +49,7 @@ export interface LoadBalancerSweeperOptions {
   periodMs: number;
   /** Set in a dry run: deletions are reported there and never sent. */
   dryRun?: DryRunReport;
-  /** Metrics. */
+  /** Where `ankra_ccm_leaked_load_balancers_swept_total` is registered; without it nothing is counted. */
   metrics?: MetricsRegistry;
   /** Clock in milliseconds (default `performance.now`). */
   now?: () => number;
@@ -59,14 +59,14 @@ export interface LoadBalancerSweeperOptions {
 
 /** The sweeper of leaked load balancers. */
 export class LoadBalancerSweeper {
-  /** Name for logs. */
+  /** Matches the name `buildControllers` runs the sweeper under, in the `starting controllers` log line. */
   readonly name = "load-balancer-sweeper";
   readonly #o: LoadBalancerSweeperOptions;
   readonly #swept?: Counter;
   #pending = new Map<string, LeakedLoadBalancer>();
   #failing = false;
 
-  /** Creates the sweeper. */
+  /** Registers the swept counter when `metrics` is given; nothing is listed before `run`. */
   constructor(options: LoadBalancerSweeperOptions) {
     this.#o = options;
     this.#swept = options.metrics?.counter(

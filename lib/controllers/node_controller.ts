@@ -68,7 +68,7 @@ function reference(node: SlimNode): ObjectReference {
 
 /** The cloud-node controller. */
 export class NodeController {
-  /** Name for logs. */
+  /** The `--controllers` name, shown in the `starting controllers` log line. */
   readonly name = "cloud-node";
   readonly #options: NodeControllerOptions;
   readonly #queue: WorkQueue;

@@ -50,7 +50,7 @@ function reference(node: SlimNode): ObjectReference {
 
 /** The cloud-node-lifecycle controller. */
 export class NodeLifecycleController {
-  /** Name for logs. */
+  /** The `--controllers` name, shown in the `starting controllers` log line. */
   readonly name = "cloud-node-lifecycle";
   readonly #options: NodeLifecycleOptions;
 

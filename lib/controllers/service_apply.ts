@@ -50,7 +50,7 @@ export interface ServiceApplyOptions {
 export class ServiceApply {
   readonly #o: ServiceApplyOptions;
 
-  /** Creates the step. */
+  /** Keeps only `options`; the directory and tracker in them are shared with the other steps (`service_steps.ts`). */
   constructor(options: ServiceApplyOptions) {
     this.#o = options;
   }

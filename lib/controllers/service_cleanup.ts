@@ -29,9 +29,9 @@ import type { ServiceReporter } from "./service_reporter.ts";
 export interface DedicatedLoadBalancer {
   /** `<namespace>/<name>` of the Service. */
   key: string;
-  /** Its two labels. */
+  /** The cluster and Service labels (and the UID one when known) the load balancer is looked up by. */
   labels: Record<string, string>;
-  /** Its name. */
+  /** `k8s-<cluster>-<namespace>-<name>` (at most 64 bytes): how one that lost its labels is still found. */
   name: string;
 }
 
@@ -69,7 +69,7 @@ export interface CleanupOutcome {
 export class ServiceCleanup {
   readonly #o: ServiceCleanupOptions;
 
-  /** Creates the steps. */
+  /** Keeps only `options`; the lookup, edge and share steps retire load balancers through this one instance. */
   constructor(options: ServiceCleanupOptions) {
     this.#o = options;
   }

@@ -38,7 +38,7 @@ export { nodeChangeMatters };
 
 /** The service load balancer controller. */
 export class ServiceController {
-  /** Name for logs. */
+  /** The `--controllers` name; `buildControllers` runs it in a wrapper of that name, which is what gets logged. */
   readonly name = "service";
   readonly #o: ServiceControllerOptions;
   readonly #classRule: ClassRule;

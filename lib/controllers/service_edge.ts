@@ -40,7 +40,7 @@ export interface ServiceEdgeOptions {
 export class ServiceEdge {
   readonly #o: ServiceEdgeOptions;
 
-  /** Creates the steps. */
+  /** Keeps only `options`: the edge is read afresh on every pass, nothing about it is cached here. */
   constructor(options: ServiceEdgeOptions) {
     this.#o = options;
   }

@@ -28,7 +28,7 @@ export interface ServiceLookupOptions {
 export class ServiceLookup {
   readonly #o: ServiceLookupOptions;
 
-  /** Creates the step. */
+  /** Keeps only `options`: what a lookup finds is cached in the shared `directory`, not here. */
   constructor(options: ServiceLookupOptions) {
     this.#o = options;
   }

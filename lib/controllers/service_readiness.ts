@@ -47,7 +47,7 @@ export class ServiceReadiness {
   /** What was last written, by Service uid: the store may not have seen it yet. */
   readonly #written = new Map<string, SlimCondition>();
 
-  /** Creates the writer. */
+  /** Starts with nothing written: each Service's first report is compared with the condition in the store. */
   constructor(writes: ServiceWriter) {
     this.#writes = writes;
   }

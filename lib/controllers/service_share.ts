@@ -71,7 +71,7 @@ export interface ServiceShareOptions {
 export class ServiceShare {
   readonly #o: ServiceShareOptions;
 
-  /** Creates the steps. */
+  /** Keeps only `options`: a group's Services are read from the store each time, never cached. */
   constructor(options: ServiceShareOptions) {
     this.#o = options;
   }

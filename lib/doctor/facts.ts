@@ -130,9 +130,9 @@ export const K3S_CLOUD_CONTROLLER_LEASE = "k3s-cloud-controller-manager";
 
 /** A Lease as the doctor reads it. */
 export interface LeaseFacts {
-  /** Namespace. */
+  /** `kube-system` for the other cloud controllers' Leases; `--leader-elect-resource-namespace` for ours. */
   namespace: string;
-  /** Name. */
+  /** The upstream or k3s cloud controller's Lease name, or `--leader-elect-resource-name` for ours. */
   name: string;
   /** `spec.holderIdentity`; undefined or empty when released. */
   holder?: string;
@@ -199,7 +199,7 @@ export interface PolicyRule {
   resources: string[];
   /** Only objects of these names; absent: every object. */
   resourceNames?: string[];
-  /** Verbs. */
+  /** Kubernetes verbs (`get`, `patch`, …); each becomes its own {@linkcode AccessCheck}. */
   verbs: string[];
 }
 
@@ -250,11 +250,11 @@ export const DELEGATED_AUTHORIZATION_RULES: readonly PolicyRule[] = [
 export interface AccessCheck {
   /** API group (`""` for core). */
   group: string;
-  /** Resource. */
+  /** Plural resource name as in a rule, e.g. `nodes`, without the subresource. */
   resource: string;
   /** Subresource, e.g. `status`. */
   subresource?: string;
-  /** Verb. */
+  /** One verb of a rule: each is asked in its own `SelfSubjectAccessReview`. */
   verb: string;
   /** Namespace; undefined for cluster-scoped resources and for "in every namespace". */
   namespace?: string;

@@ -259,7 +259,7 @@ function configuredNetworkFinding(id: string, input: NetworkCheckInput): Finding
 
 /** A zone to check and why. */
 export interface ZoneToCheck {
-  /** Zone name. */
+  /** The zone's API name (e.g. `de-fsn1`), as in ANKRA_CLOUD_ZONE and the `topology.kubernetes.io/zone` label. */
   name: string;
   /** Where it comes from. */
   source: "nodes" | "ANKRA_CLOUD_ZONE";

@@ -47,7 +47,7 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 
 /** Options of one request. */
 export interface RequestOptions {
-  /** Query parameters. */
+  /** Set URL-encoded on the request URL; `undefined` values are left out. */
   query?: Record<string, string | number | boolean | undefined>;
   /** JSON body. */
   body?: unknown;
@@ -72,7 +72,7 @@ export interface KubeClientOptions {
   burst?: number;
   /** Default timeout, milliseconds (default 30 s). */
   timeoutMs?: number;
-  /** Metrics registry. */
+  /** Where `kubernetes_api_requests_total` (by method, resource and code) is registered. */
   metrics?: MetricsRegistry;
   /** How long past its `timeoutSeconds` a silent watch is ended (default 30 s; tests shorten it). */
   watchIdleGraceMs?: number;
@@ -98,7 +98,7 @@ export class KubeClient {
   #clientCertKey?: string;
   readonly #requests?: ReturnType<MetricsRegistry["counter"]>;
 
-  /** Creates the client. */
+  /** Nothing is sent yet; requests share the `qps`/`burst` bucket unless they bring their own limiter. */
   constructor(config: KubeConnectionConfig, options: KubeClientOptions = {}) {
     this.config = config;
     this.#credentials = new CredentialSource(config.auth);

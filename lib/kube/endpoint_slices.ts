@@ -19,11 +19,11 @@ export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 /** The fields of an EndpointSlice the controllers read. */
 export interface SlimEndpointSlice {
-  /** Namespace. */
+  /** The namespace of the slice, and so of its Service. */
   namespace: string;
-  /** Name. */
+  /** Usually `<service>-<suffix>`, made by Kubernetes; a Service may have several slices. */
   name: string;
-  /** Resource version. */
+  /** `metadata.resourceVersion` (`""` when absent); the informer resumes its watch from the last one. */
   resourceVersion: string;
   /** `<namespace>/<name>` of its Service; undefined for a slice without the Service label. */
   service?: string;

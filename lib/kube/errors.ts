@@ -32,7 +32,7 @@ export class KubeApiError extends Error {
   /** Requested wait, milliseconds. */
   readonly retryAfterMs?: number;
 
-  /** Creates the error. */
+  /** `message` names the request; `details` omitted: `status` 0, no reason, no requested wait. */
   constructor(
     kind: KubeErrorKind,
     message: string,

@@ -23,11 +23,11 @@ export interface ObjectReference {
   kind: string;
   /** `v1`. */
   apiVersion: string;
-  /** Name. */
+  /** `metadata.name`; also the prefix of the Event's own name (`<name>.<hex>`). */
   name: string;
   /** Namespace; empty for cluster-scoped objects (their events go to `default`). */
   namespace?: string;
-  /** UID. */
+  /** `metadata.uid`: events of a deleted and recreated object are counted and aggregated apart. */
   uid: string;
 }
 
@@ -61,7 +61,7 @@ export interface EventRecorderOptions {
   host?: string;
   /** Clock (tests). */
   now?: () => number;
-  /** Metrics registry. */
+  /** Where `events_recorded_total` (by type, reason and outcome) is registered. */
   metrics?: MetricsRegistry;
   /** In a dry run: events are described there and never written. */
   dryRun?: DryRunReport;
@@ -78,7 +78,7 @@ export class EventRecorder implements EventSink {
   readonly #limiter = new TokenBucket({ requestsPerMinute: 20 * 60, burst: 50 });
   readonly #counter?: ReturnType<MetricsRegistry["counter"]>;
 
-  /** Creates the recorder. */
+  /** Writes go through the recorder's own limiter (20/s, burst 50), never the client's `--kube-api-qps` bucket. */
   constructor(client: KubeClient, options: EventRecorderOptions) {
     this.#client = client;
     this.#options = options;

@@ -120,7 +120,7 @@ export class Store<S> {
 export interface InformerOptions<R, S extends { resourceVersion: string }> {
   /** Name for logs and metrics (`nodes`, `services`). */
   name: string;
-  /** The client. */
+  /** Lists and watches go through its `--kube-api-qps` bucket. */
   client: KubeClient;
   /** Collection path, e.g. `/api/v1/nodes`. */
   path: string;
@@ -138,7 +138,7 @@ export interface InformerOptions<R, S extends { resourceVersion: string }> {
 
 /** Keeps a slim store in step with the API server. */
 export class Informer<R, S extends { resourceVersion: string }> {
-  /** The store. */
+  /** Written only by this informer; read it once {@linkcode Informer.synced} resolves. */
   readonly store = new Store<S>();
   readonly #options: InformerOptions<R, S>;
   readonly #handlers: ((change: StoreChange<S>) => void)[] = [];

@@ -12,11 +12,11 @@ import { encryptedOrLoopback } from "../tls.ts";
 
 /** An exec credential plugin (`users[].user.exec`). */
 export interface ExecConfig {
-  /** Command to run. */
+  /** A bare name is looked up in `PATH`; a relative path is resolved against `baseDir`. */
   command: string;
-  /** Arguments. */
+  /** Passed to `command` as they are (no shell); empty when the kubeconfig has none. */
   args: string[];
-  /** Extra environment. */
+  /** Added to the controller's own environment, which the plugin inherits. */
   env: Record<string, string>;
   /** `client.authentication.k8s.io/v1` or `v1beta1`. */
   apiVersion: string;
@@ -42,7 +42,7 @@ export interface KubeConnectionConfig {
   caCerts: string[];
   /** PEM client certificate and key. */
   clientCert?: { cert: string; key: string };
-  /** Bearer token source. */
+  /** Where the bearer token comes from, if any; read again when it can change (file, exec plugin). */
   auth: AuthSource;
   /** Where this came from, for messages. */
   source: string;
@@ -50,7 +50,7 @@ export interface KubeConnectionConfig {
 
 /** A configuration problem naming the file and the field. */
 export class KubeconfigError extends Error {
-  /** Creates the error. */
+  /** `message` names the kubeconfig (or in-cluster source) and the field at fault, in one line. */
   constructor(message: string) {
     super(message);
     this.name = "KubeconfigError";
@@ -63,7 +63,7 @@ export class KubeconfigError extends Error {
  * not retried by the systemd unit) instead of 1.
  */
 export class InsecureKubeconfigError extends KubeconfigError {
-  /** Creates the error. */
+  /** `message` names the source and the unprotected setting (plain `http://` or `insecure-skip-tls-verify`). */
   constructor(message: string) {
     super(message);
     this.name = "InsecureKubeconfigError";

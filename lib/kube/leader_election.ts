@@ -22,9 +22,9 @@ import { TokenBucket } from "../runtime/token_bucket.ts";
 
 /** Options of {@linkcode LeaderElector}. */
 export interface LeaderElectionOptions {
-  /** Lease namespace. */
+  /** `--leader-elect-resource-namespace`. */
   namespace: string;
-  /** Lease name. */
+  /** `--leader-elect-resource-name`; also the `name` label of the leader gauge. */
   name: string;
   /** This candidate's identity (host name + random suffix). */
   identity: string;
@@ -67,7 +67,7 @@ export class LeaderElector {
   /** The Lease's own limiter: its requests never wait behind the controllers'. */
   readonly #limiter = new TokenBucket({ requestsPerMinute: 600, burst: 20 });
 
-  /** Creates the elector. */
+  /** Sets the leader gauge to 0; nothing is sent before {@linkcode LeaderElector.run}. */
   constructor(client: KubeClient, options: LeaderElectionOptions) {
     this.#client = client;
     this.#options = options;

@@ -12,7 +12,7 @@ import { isKubeError } from "./errors.ts";
 
 /** Where writes go: the API server, or (in a dry run) the report. */
 export interface KubeWriteTarget {
-  /** The client. */
+  /** Writes go to it only outside a dry run; reads (such as `/version`) always do. */
   kube: KubeClient;
   /** Set in a dry run: writes are described there and never sent. */
   dryRun?: DryRunReport;

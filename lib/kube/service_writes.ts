@@ -25,9 +25,9 @@ function described(target: KubeWriteTarget, service: ServiceName, action: string
 
 /** A Service, by namespace and name. */
 export interface ServiceName {
-  /** Namespace. */
+  /** URL-encoded into the Service's API path ({@linkcode servicePath}). */
   namespace: string;
-  /** Name. */
+  /** URL-encoded into the Service's API path ({@linkcode servicePath}). */
   name: string;
 }
 

@@ -40,15 +40,15 @@ export interface SlimCondition {
 export interface NodeAddress {
   /** `InternalIP`, `ExternalIP`, `Hostname`, … */
   type: string;
-  /** The address. */
+  /** As the Node reports it: an IP in text, or a host name for `Hostname`. */
   address: string;
 }
 
 /** A taint. */
 export interface Taint {
-  /** Key. */
+  /** E.g. `node.cloudprovider.kubernetes.io/uninitialized`; the node controllers look taints up by it. */
   key: string;
-  /** Value. */
+  /** Optional; the taints the controllers set carry none. */
   value?: string;
   /** `NoSchedule`, `PreferNoSchedule` or `NoExecute`. */
   effect: string;

@@ -14,11 +14,11 @@ import { type ClusterIdentity, loadBalancerOwnership } from "./load_balancer_own
 
 /** What the sweep reads of a listed load balancer. */
 export interface ListedLoadBalancer {
-  /** Id. */
+  /** Ankra Cloud id: the key of the pending set and what a sweep deletes. */
   id: string;
-  /** Name. */
+  /** Display name, for logs only: ownership is read from the labels. */
   name: string;
-  /** Labels. */
+  /** Where ownership is read: cluster name, cluster UID, and the Service or shared group ({@linkcode ownedService}). */
   labels: Record<string, string>;
   /** Life-cycle state (`provisioning`, `running`, `deleting`, …). */
   state: string;
@@ -26,9 +26,9 @@ export interface ListedLoadBalancer {
 
 /** A load balancer whose Service is gone, and since when that was observed. */
 export interface LeakedLoadBalancer {
-  /** Id. */
+  /** Ankra Cloud id of the load balancer to delete. */
   id: string;
-  /** Name. */
+  /** Display name, kept for the deletion's log line and the dry-run report. */
   name: string;
   /** `<namespace>/<name>` of the Service it served, or `shared:<namespace>.<key>` of the group that shared it. */
   service: string;

@@ -32,9 +32,9 @@ export type NetworkWithLegs = Pick<Network, "id" | "name" | "cidr"> & { members?
 
 /** A Node that becomes a member, and the server it is. */
 export interface NodeOnServer {
-  /** Node name. */
+  /** Name of the Node, as reported in `missing` and `leftOut`. */
   node: string;
-  /** Server id. */
+  /** From the Node's providerID: the server whose leg on the network gives the member address. */
   serverId: string;
   /** The server's `public_ipv6` (its document's, not the Node's): the IPv6 member address where it has no leg. */
   publicIpv6?: string;

@@ -20,11 +20,11 @@ import type { HighAvailabilityMode, Notice, ServiceIntent } from "./service_plan
 export interface PlannedEvent {
   /** When to record it. */
   when: "before" | "after";
-  /** Event type. */
+  /** `Warning` for a problem the user should see, `Normal` otherwise. */
   type: "Normal" | "Warning";
-  /** Reason. */
+  /** CamelCase event reason, e.g. `EnsuringLoadBalancer` ({@linkcode FRAMEWORK_EVENTS}). */
   reason: string;
-  /** Message. */
+  /** One human-readable line; the recorder redacts secrets and shortens it. */
   message: string;
 }
 
@@ -204,9 +204,9 @@ export function listenerCalls(
 
 /** What decides whether a new load balancer is a pair. */
 export interface HighAvailabilityInput {
-  /** The configured mode. */
+  /** ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY; `auto` leaves the choice to the zone's capabilities. */
   mode: HighAvailabilityMode;
-  /** The zone. */
+  /** Zone of the new load balancer; named in the reason it stays a single VM. */
   zone: string;
   /** The zone's capabilities; `unknown` when the API could not say (404, 405, 401, 403): a pair is assumed. */
   capabilities: ZoneCapabilities | "unknown" | undefined;

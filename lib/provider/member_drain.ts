@@ -28,11 +28,11 @@ export type DrainStarts = ReadonlyMap<string, number>;
 
 /** A backend's member as the API lists it. */
 export interface CurrentMember {
-  /** Member name. */
+  /** `<node>-<hash>` from {@linkcode memberName}: stable for a node and address, so drains are tracked by it. */
   name: string;
-  /** Address. */
+  /** IPv4 or IPv6, as the API lists it; compared with the desired address in canonical form. */
   address: string;
-  /** Port. */
+  /** The Service's node port for this backend. */
   port: number;
   /** Weight (the API's default when absent). */
   weight?: number;

@@ -25,7 +25,7 @@ export const MAX_MEMBERS = 256;
 
 /** A member to send: the node it stands for and its address. */
 export interface DesiredMember {
-  /** Node name. */
+  /** Name of the Node the member stands for; orders each family and, with `address`, names the member. */
   node: string;
   /** Address (canonical text). */
   address: string;

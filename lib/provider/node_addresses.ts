@@ -10,7 +10,7 @@ import type { NodeAddress } from "../kube/slim.ts";
 
 /** The server fields addresses come from. */
 export interface AddressSource {
-  /** Server hostname. */
+  /** Becomes the Node's `Hostname` address; skipped when empty. */
   hostname: string;
   /** Public IPv6 (first address of the /64). */
   public_ipv6?: string | null;

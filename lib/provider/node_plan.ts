@@ -26,9 +26,9 @@ export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
 export interface InstanceMetadata {
   /** `ankracloud://<zone>/<server-id>`. */
   providerID: string;
-  /** Server plan. */
+  /** The server's `plan`, written to the `node.kubernetes.io/instance-type` label. */
   instanceType: string;
-  /** Server zone. */
+  /** The server's zone, written to the `topology.kubernetes.io/zone` label. */
   zone: string;
   /** Region of the zone, when known. */
   region?: string;

@@ -14,7 +14,7 @@ const PREFIX = `${PROVIDER_NAME}://`;
 export interface ProviderId {
   /** Zone, e.g. `de-fsn1`. */
   zone: string;
-  /** Server id. */
+  /** Ankra Cloud server id: non-empty, no `/`. */
   serverId: string;
 }
 

@@ -22,11 +22,11 @@ export function hostnameCandidates(nodeName: string): string[] {
 
 /** What matching needs of a server. */
 export interface MatchableServer {
-  /** Server id. */
+  /** The id an Ankra providerID (`ankracloud://<zone>/<server-id>`) names. */
   id: string;
-  /** Hostname. */
+  /** Compared exactly with a Node's name, then its first DNS label ({@linkcode hostnameCandidates}). */
   hostname: string;
-  /** Zone. */
+  /** Not matched on; callers build the Node's providerID and zone label from it. */
   zone: string;
 }
 

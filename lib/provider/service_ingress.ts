@@ -10,7 +10,7 @@ import type { LoadBalancerSettings } from "./annotations.ts";
 
 /** A Service status ingress entry. */
 export interface Ingress {
-  /** Address. */
+  /** A public IPv6 or IPv4 address of the load balancer, as its document gives it. */
   ip: string;
   /** `Proxy`: traffic to the address goes through the load balancer, also from pods; `VIP`: kube-proxy may take it. */
   ipMode?: "Proxy" | "VIP";

@@ -41,9 +41,9 @@ export type HighAvailabilityMode = "auto" | "true" | "false";
 
 /** Defaults for new load balancers (`ANKRA_CLOUD_NETWORK_ID`, `ANKRA_CLOUD_ZONE`, `…_HIGH_AVAILABILITY`). */
 export interface LoadBalancerDefaults {
-  /** Default private network. */
+  /** ANKRA_CLOUD_NETWORK_ID: used when the Service has no `network-id` annotation. */
   networkId?: string;
-  /** Default zone. */
+  /** ANKRA_CLOUD_ZONE: used when the Service has no `zone` annotation; absent: the zone most nodes are in. */
   zone?: string;
   /** HA decision. */
   highAvailability: HighAvailabilityMode;
@@ -100,7 +100,7 @@ export interface Notice {
     | "immutable"
     | "hand-made-ports"
     | "service-lb";
-  /** Event reason. */
+  /** Reason of the Warning event recorded under source `ankra-cloud-ccm`, e.g. `PortInUse`. */
   reason: string;
   /** Event message; undefined when the situation is over. */
   message?: string;
@@ -120,7 +120,7 @@ export interface ServiceIntent {
   key: string;
   /** Settings from the annotations (defaults when they are invalid: `waitFor` is then set). */
   settings: LoadBalancerSettings;
-  /** Forwarded ports. */
+  /** The Service's TCP ports that have a node port, in Service order (other ports are not forwarded). */
   ports: ForwardedPort[];
   /** Eligible nodes matched to Ankra servers, by name. */
   nodes: SlimNode[];

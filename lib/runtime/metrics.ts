@@ -38,11 +38,11 @@ interface Metric {
 
 /** A monotonically increasing counter with labels. */
 export class Counter implements Metric {
-  /** Metric name. */
+  /** Fixed by the code, never user input; by convention it ends in `_total`. */
   readonly name: string;
-  /** Help text. */
+  /** The `# HELP` line; newlines become spaces. */
   readonly help: string;
-  /** Prometheus type. */
+  /** The `# TYPE` line's value. */
   readonly type = "counter" as const;
   #values = new Map<string, { labels: Labels; value: number }>();
 
@@ -84,11 +84,11 @@ export class Counter implements Metric {
 
 /** A value that goes up and down, with labels; optionally computed when rendered. */
 export class Gauge implements Metric {
-  /** Metric name. */
+  /** Fixed by the code, never user input; also the whole series name of a computed gauge. */
   readonly name: string;
-  /** Help text. */
+  /** The `# HELP` line; newlines become spaces. */
   readonly help: string;
-  /** Prometheus type. */
+  /** The `# TYPE` line's value. */
   readonly type = "gauge" as const;
   #values = new Map<string, { labels: Labels; value: number }>();
   #collect?: () => number;
@@ -130,11 +130,11 @@ export class Gauge implements Metric {
 
 /** A histogram with fixed buckets and labels. */
 export class Histogram implements Metric {
-  /** Metric name. */
+  /** Fixed by the code; the series get `_bucket`, `_sum` and `_count` appended. */
   readonly name: string;
-  /** Help text. */
+  /** The `# HELP` line; newlines become spaces. */
   readonly help: string;
-  /** Prometheus type. */
+  /** The `# TYPE` line's value. */
   readonly type = "histogram" as const;
   readonly #buckets: number[];
   #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();

@@ -12,7 +12,7 @@ import { abortableSleep } from "./abort.ts";
 export interface TokenBucketOptions {
   /** Sustained requests per minute. */
   requestsPerMinute: number;
-  /** Largest burst. */
+  /** Tokens the bucket holds when full, at least 1; a new bucket starts full. */
   burst: number;
   /** Clock, milliseconds (tests). */
   now?: () => number;

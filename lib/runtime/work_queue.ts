@@ -28,7 +28,7 @@ export interface WorkQueueOptions {
   baseDelayMs?: number;
   /** Largest retry delay (default 300 s). */
   maxDelayMs?: number;
-  /** Metrics registry. */
+  /** Where the `workqueue_*` depth, adds, retries and duration metrics are registered, labelled with `name`. */
   metrics?: MetricsRegistry;
 }
 
@@ -57,7 +57,7 @@ export class WorkQueue {
     duration: ReturnType<MetricsRegistry["histogram"]>;
   };
 
-  /** Creates the queue. */
+  /** Keys may be added at once; no worker takes one before {@linkcode WorkQueue.start}. */
   constructor(options: WorkQueueOptions) {
     this.#options = {
       name: options.name,

@@ -19,11 +19,11 @@ export interface MemberConfig {
   key: string;
   /** Member id (an edge member's name). */
   id: string;
-  /** Member name. */
+  /** The member's `name` in the API, unique within its list. */
   name: string;
-  /** Canonical address. */
+  /** The member's address in canonical text, so equal addresses key alike. */
   address: string;
-  /** Port. */
+  /** Port a connection is forwarded to (a node port, for the controller's members). */
   port: number;
   /** Weight (0: no new connections). */
   weight: number;
@@ -39,11 +39,11 @@ export interface BackendConfig {
   ownerId: string;
   /** `tcp` or `http`. */
   mode: "tcp" | "http";
-  /** Balancing algorithm. */
+  /** The backend's `balance`; always `roundrobin` on an edge (the API does not document one). */
   balance: "roundrobin" | "leastconn" | "source";
   /** The health check (the stored object: changes apply at the next check). */
   check: HealthCheckState;
-  /** Its members. */
+  /** In the API's order, disabled and weight-0 ones included. */
   members: MemberConfig[];
 }
 

@@ -15,7 +15,7 @@
 
 /** A member that may take a new connection. */
 export interface Candidate {
-  /** Member id. */
+  /** The member's data-plane `key` (`owner|backend|member|address|port`), which the memory is keyed by. */
   id: string;
   /** Weight, 1–256. */
   weight: number;

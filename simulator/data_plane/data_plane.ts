@@ -61,7 +61,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 
 /** The data plane of one simulator. */
 export class DataPlane {
-  /** The mode. */
+  /** `loopback` or `netns`, fixed when made: which addresses are served and contacted (`local_addresses.ts`). */
   readonly mode: ActiveDataPlaneMode;
   readonly #sim: Simulator;
   readonly #log: (line: string) => void;

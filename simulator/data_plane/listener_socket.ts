@@ -10,9 +10,9 @@ import tls from "node:tls";
 
 /** Options of {@linkcode openListenerSocket}. */
 export interface ListenerSocketOptions {
-  /** Address to bind. */
+  /** A published address of a load balancer or edge VM that the current mode can serve. */
   address: string;
-  /** Port to bind. */
+  /** The frontend's port, or an edge member's `frontend_port`. */
   port: number;
   /** TLS options (certificates, SNI); plain TCP without. */
   tls?: tls.TlsOptions;

@@ -10,9 +10,9 @@ import { type ActiveDataPlaneMode, unreachableReason } from "./local_addresses.t
 
 /** Where to connect, and from where. */
 export interface MemberTarget {
-  /** Member address. */
+  /** IPv4 or IPv6 address of the member. */
   address: string;
-  /** Member port. */
+  /** Port on the member (a node port, for the controller's members). */
   port: number;
   /** The VM leg's address the connection leaves from, when it may be bound here. */
   source?: string;

@@ -12,7 +12,7 @@ import type { SeedCertificate } from "../seed.ts";
 
 /** A certificate and the DNS names it answers for. */
 export interface NamedCertificate {
-  /** Certificate id. */
+  /** The seed certificate's id, as a frontend's `certificate_ids` names it. */
   id: string;
   /** Lower-case DNS names (`*.example.com` for a wildcard). */
   names: string[];

@@ -1,7 +1,7 @@
 /**
  * Leaked load balancers end to end: the real kube-apiserver, the Ankra Cloud simulator, the service controller and
  * the sweeper in-process (short periods), and the controller binary for the flag and the dry run. The sweeper's
- * behaviour through an Ankra Cloud outage is tested over fakes (tests/controllers/load_balancer_sweeper_test.ts).
+ * behaviour through an Ankra Cloud outage is tested over fakes (tests/unit/controllers/load_balancer_sweeper_test.ts).
  */
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";

@@ -5,7 +5,7 @@
  * (`MemoryDenyWriteExecute=yes`).
  *
  * No systemd manager runs on this machine, so DynamicUser=, LoadCredential= and the sandboxing are exercised here by
- * their effects; real_systemd_test.ts runs the unit under a real systemd in a container.
+ * their effects; tests/real/real_systemd_test.ts runs the unit under a real systemd in a container.
  */
 import assert from "node:assert/strict";
 import { runCommand } from "../support/command_output.ts";

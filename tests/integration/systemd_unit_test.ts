@@ -9,7 +9,7 @@
  * systemd_syscalls_test.ts; the kubeconfig script, systemd_kubeconfig_test.ts.
  *
  * No systemd manager runs on this machine, so DynamicUser=, LoadCredential= and the sandboxing are exercised here by
- * their effects; real_systemd_test.ts runs the unit under a real systemd in a container.
+ * their effects; tests/real/real_systemd_test.ts runs the unit under a real systemd in a container.
  */
 import assert from "node:assert/strict";
 import { loadAll } from "js-yaml";

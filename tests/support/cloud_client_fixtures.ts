@@ -1,5 +1,5 @@
 /**
- * Fixtures shared by the Ankra Cloud client's tests against the simulator (tests/cloud/client_*_test.ts).
+ * Fixtures shared by the Ankra Cloud client's tests against the simulator (tests/unit/cloud/client_*_test.ts).
  *
  * @module
  */

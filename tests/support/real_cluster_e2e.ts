@@ -2,7 +2,7 @@
  * Kubernetes' own LoadBalancer e2e tests (`test/e2e/network/loadbalancer.go` at v1.35.4, label
  * `[Feature:LoadBalancer]`) against the real cluster: which tests are skipped and why (only what the Ankra API cannot
  * do), the `e2e.test` command line, and the reading of its JUnit report into `N ran, N passed, N skipped`. Pure
- * functions; the run itself is tests/integration/e2e_loadbalancer_test.ts.
+ * functions; the run itself is tests/real/e2e_loadbalancer_test.ts.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-explicit-any -- answers are JSON documents checked field by field
 /**
- * The simulator's API in-process, for the contract tests (tests/simulator/contract_*_test.ts): requests go to the hono
- * app directly, on a fake clock the test moves, and answers can be checked against the client's schemas.
+ * The simulator's API in-process, for the contract tests (tests/unit/simulator/contract_*_test.ts): requests go to the
+ * hono app directly, on a fake clock the test moves, and answers can be checked against the client's schemas.
  *
  * @module
  */

@@ -1,0 +1,256 @@
+/**
+ * The data plane's pure rules: balancing, the rise/fall health counter, expected statuses, which addresses each mode
+ * serves and contacts, the VMs' legs, the listener plan, the SNI choice and the control API's exposure warning.
+ */
+import assert from "node:assert/strict";
+import { newBalancerMemory, pickMember } from "../../../simulator/data_plane/balancing.ts";
+import { afterCheck, type Health, initialHealth, statusExpected } from "../../../simulator/data_plane/health_rule.ts";
+import { servability, unreachableReason, vmLegAddress } from "../../../simulator/data_plane/local_addresses.ts";
+import { planListeners } from "../../../simulator/data_plane/listener_plan.ts";
+import { certificateFor, nameMatches } from "../../../simulator/data_plane/tls_certificates.ts";
+import { controlApiExposureWarning } from "../../../simulator/control_exposure.ts";
+import { interfaceNames, namespaceProblem } from "../../../simulator/data_plane/netns_routes.ts";
+import { DEFAULT_HEALTH_CHECK, type LoadBalancerState } from "../../../simulator/load_balancer_state.ts";
+import type { EdgeState } from "../../../simulator/edges.ts";
+import { World } from "../../../simulator/world.ts";
+import { testSeed } from "../../support/simulator.ts";
+
+Deno.test("smooth round robin interleaves by weight; weight 0 never gets a connection", () => {
+  const memory = newBalancerMemory();
+  const members = [{ id: "a", weight: 3, active: 0 }, { id: "b", weight: 1, active: 0 }, {
+    id: "z",
+    weight: 0,
+    active: 0,
+  }];
+  const picks = Array.from({ length: 8 }, () => pickMember("roundrobin", members, { memory, clientAddress: "x" }));
+  assert.deepEqual(picks, ["a", "a", "b", "a", "a", "a", "b", "a"]);
+  assert.equal(
+    pickMember("roundrobin", [{ id: "z", weight: 0, active: 0 }], { memory, clientAddress: "x" }),
+    undefined,
+  );
+});
+
+Deno.test("leastconn picks the fewest connections per weight, ties to the one picked longest ago", () => {
+  const memory = newBalancerMemory();
+  const pick = (a: number, b: number) =>
+    pickMember("leastconn", [{ id: "a", weight: 100, active: a }, { id: "b", weight: 100, active: b }], {
+      memory,
+      clientAddress: "x",
+    });
+  assert.equal(pick(1, 0), "b");
+  assert.equal(pick(0, 0), "a", "a tie goes to the one picked longest ago");
+  assert.equal(pick(0, 0), "b");
+  assert.equal(
+    pickMember("leastconn", [{ id: "a", weight: 200, active: 1 }, { id: "b", weight: 100, active: 1 }], {
+      memory,
+      clientAddress: "x",
+    }),
+    "a",
+    "per unit of weight",
+  );
+});
+
+Deno.test("source maps an address to one member for as long as the members stay the same", () => {
+  const members = ["a", "b", "c"].map((id) => ({ id, weight: 100, active: 0 }));
+  const memory = newBalancerMemory();
+  const first = pickMember("source", members, { memory, clientAddress: "203.0.113.9" });
+  for (let i = 0; i < 5; i++) {
+    assert.equal(pickMember("source", [...members].reverse(), { memory, clientAddress: "203.0.113.9" }), first);
+  }
+  const spread = new Set(
+    Array.from({ length: 40 }, (_, i) => pickMember("source", members, { memory, clientAddress: `10.0.0.${i}` })),
+  );
+  assert.equal(spread.size, 3);
+});
+
+Deno.test("health: up leaves after fall failures, down returns after rise passes, a new member after one failure", () => {
+  const check = { rise: 2, fall: 3 };
+  const run = (start: Health, results: boolean[]) => {
+    const ups: boolean[] = [];
+    let health = start;
+    for (const passed of results) {
+      health = afterCheck(health, passed, check);
+      ups.push(health.up);
+    }
+    return { ups, health };
+  };
+  const fresh = initialHealth(check);
+  assert.equal(fresh.up, true, "a new member starts up");
+  assert.deepEqual(run(fresh, [false]).ups, [false], "as HAProxy's init-state up: its first failed check takes it out");
+  const settled = run(fresh, [true]).health;
+  assert.deepEqual(run(settled, [false, false, false]).ups, [true, true, false], "fall 3");
+  assert.deepEqual(
+    run(settled, [false, false, true, false, false]).ups,
+    [true, true, true, true, true],
+    "a pass resets",
+  );
+  const down = run(settled, [false, false, false]).health;
+  assert.deepEqual(run(down, [true, true]).ups, [false, true], "rise 2");
+  assert.deepEqual(run(down, [true, false, true, true]).ups, [false, false, false, true], "a failure starts over");
+  assert.equal(afterCheck({ counter: 9, up: true }, false, { rise: 1, fall: 1 }).up, false, "thresholds lowered");
+});
+
+Deno.test("expected_status is one code or a range", () => {
+  assert.ok(statusExpected(200, "200"));
+  assert.ok(!statusExpected(204, "200"));
+  assert.ok(statusExpected(302, "200-399"));
+  assert.ok(!statusExpected(404, "200-399"));
+  assert.ok(!statusExpected(200, "bogus"));
+});
+
+Deno.test("loopback serves and contacts only 127.0.0.0/8 and ::1; netns everything", () => {
+  assert.deepEqual(servability("127.203.113.1", "loopback"), { served: true });
+  assert.equal(servability("2001:db8::1", "loopback").served, false);
+  assert.equal(servability("203.0.113.1", "loopback").served, false);
+  assert.deepEqual(servability("2001:db8::1", "netns"), { served: true });
+  assert.equal(unreachableReason("127.9.0.1", "loopback"), undefined);
+  assert.equal(unreachableReason("::1", "loopback"), undefined);
+  assert.match(unreachableReason("10.0.0.5", "loopback")!, /never sends traffic off this machine/);
+  assert.match(unreachableReason("fd64:1::5", "loopback")!, /not a loopback address/);
+  assert.equal(unreachableReason("10.0.0.5", "netns"), undefined);
+});
+
+Deno.test("a load balancer VM's leg is a host of its network from the top, its IPv6 leg in the ULA /64", () => {
+  const world = new World(testSeed());
+  const network = world.network("net-1");
+  assert.equal(vmLegAddress(network, { seq: 0, index: 0 }, 4), "10.0.255.254");
+  assert.equal(vmLegAddress(network, { seq: 0, index: 1 }, 4), "10.0.255.253");
+  assert.equal(vmLegAddress(network, { seq: 3, index: 0 }, 4), "10.0.255.248");
+  assert.equal(vmLegAddress(network, { seq: 0, index: 0 }, 6), world.address6For(network, "10.0.255.254"));
+  assert.ok(world.isNetworkHost(network, { family: 4, value: 0x0a00fff8n, text: "10.0.255.248" }));
+});
+
+function runningLoadBalancer(overrides: Partial<LoadBalancerState> = {}): LoadBalancerState {
+  return {
+    id: "lb-1",
+    seq: 1,
+    zone: "de-fsn1",
+    name: "lb",
+    network_id: "net-1",
+    state: "running",
+    labels: {},
+    high_availability: true,
+    wants_ipv4: true,
+    public_ipv4: "127.203.113.1",
+    public_ipv6_addresses: ["2001:db8:0:1::1", "2001:db8:0:2::1"],
+    configuration_generation: 3,
+    applied_generation: 3,
+    frontends: [
+      {
+        id: "fe-1",
+        name: "http",
+        port: 80,
+        backend_id: "be-1",
+        tls: false,
+        certificate_ids: [],
+        redirect_to_https: false,
+      },
+      {
+        id: "fe-2",
+        name: "https",
+        port: 443,
+        backend_id: "be-1",
+        tls: true,
+        certificate_ids: ["c"],
+        redirect_to_https: false,
+      },
+    ],
+    backends: [{
+      id: "be-1",
+      name: "b",
+      mode: "http",
+      balance: "roundrobin",
+      health_check: DEFAULT_HEALTH_CHECK,
+      members: [],
+    }],
+    active_operation: null,
+    created_at: "2026-01-01T00:00:00Z",
+    ...overrides,
+  };
+}
+
+Deno.test("the listener plan: every frontend on every published address, by the VM holding it; none while creating", () => {
+  const specs = planListeners({ loadBalancers: [runningLoadBalancer()], edges: [], mode: "loopback" });
+  assert.deepEqual(
+    specs.map((s) => [s.key, s.served, s.route.kind === "load_balancer" ? s.route.vm : -1, s.tls ?? null]),
+    [
+      ["2001:db8:0:1::1|80", false, 0, null],
+      ["2001:db8:0:2::1|80", false, 1, null],
+      ["127.203.113.1|80", true, 0, null],
+      ["2001:db8:0:1::1|443", false, 0, ["c"]],
+      ["2001:db8:0:2::1|443", false, 1, ["c"]],
+      ["127.203.113.1|443", true, 0, ["c"]],
+    ],
+  );
+  assert.ok(planListeners({ loadBalancers: [runningLoadBalancer()], edges: [], mode: "netns" }).every((s) => s.served));
+  for (const state of ["creating", "deleting", "error"] as const) {
+    assert.deepEqual(planListeners({ loadBalancers: [runningLoadBalancer({ state })], edges: [], mode: "netns" }), []);
+  }
+  const edge = {
+    id: "edge-1",
+    state: "running",
+    placement: "combined",
+    roles: ["load_balancer"],
+    machines: [{ public_ipv4: "127.203.113.2", public_ipv6: "2001:db8:0:3::1" }],
+  } as unknown as EdgeState;
+  const members = [30080, 30080, 30443].map((frontend_port, i) => ({
+    id: `m${i}`,
+    name: `m${i}`,
+    frontend_port,
+    address: "127.9.0.1",
+    port: 1,
+    weight: 100,
+    enabled: true,
+  }));
+  assert.deepEqual(
+    planListeners({ loadBalancers: [], edges: [{ edge, members }], mode: "loopback" }).map((s) => [s.key, s.served]),
+    [["2001:db8:0:3::1|30080", false], ["127.203.113.2|30080", true], ["2001:db8:0:3::1|30443", false], [
+      "127.203.113.2|30443",
+      true,
+    ]],
+  );
+});
+
+Deno.test("SNI picks the certificate naming the host (exactly, then by wildcard), else the first", () => {
+  const certificates = [
+    { id: "first", names: ["www.example.com"] },
+    { id: "wild", names: ["*.example.org"] },
+    { id: "exact", names: ["api.example.org"] },
+  ];
+  assert.equal(certificateFor(certificates, "api.example.org"), "exact");
+  assert.equal(certificateFor(certificates, "shop.example.org"), "wild");
+  assert.equal(certificateFor(certificates, "WWW.example.com"), "first");
+  assert.equal(certificateFor(certificates, "a.b.example.org"), "first", "a wildcard covers one label");
+  assert.equal(certificateFor(certificates, ""), "first", "no SNI: the first");
+  assert.ok(!nameMatches("*.example.org", "example.org"));
+});
+
+Deno.test("listening beyond loopback gets one warning naming the address; loopback none", () => {
+  for (const host of ["127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost"]) {
+    assert.equal(controlApiExposureWarning(host), undefined, host);
+  }
+  for (const host of ["0.0.0.0", "::", "10.0.0.5", "simulator.internal"]) {
+    const warning = controlApiExposureWarning(host)!;
+    assert.match(warning, new RegExp(`listening on ${host.replace(/\./g, "\\.")}, beyond loopback`));
+    assert.match(warning, /no authentication/);
+  }
+});
+
+Deno.test("the netns data plane runs only in a network namespace of its own, never the host's", () => {
+  const lo = ["lo"];
+  assert.equal(namespaceProblem("net:[4026532001]", "net:[4026531840]", ["lo", "eth0"]), undefined, "not PID 1's");
+  assert.match(
+    namespaceProblem("net:[4026531840]", "net:[4026531840]", lo)!,
+    /only inside a network namespace of its own/,
+  );
+  const unreadable = new Error("permission denied");
+  assert.equal(namespaceProblem("net:[7]", unreadable, lo), undefined, "PID 1's unreadable: only lo is a fresh one");
+  assert.match(namespaceProblem("net:[7]", unreadable, ["lo", "eth0"])!, /interfaces besides lo: eth0/);
+  assert.match(namespaceProblem(unreadable, "net:[7]", lo)!, /cannot tell .*permission denied/);
+  assert.deepEqual(
+    interfaceNames(
+      "Inter-|   Receive\n face |bytes\n    lo: 1 2 3\n  eth0: 4 5 6\n",
+    ),
+    ["lo", "eth0"],
+  );
+});
