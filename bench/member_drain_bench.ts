@@ -28,7 +28,7 @@ import {
   ingressIps,
 } from "../tests/support/service_fixtures.ts";
 import { createServedNode, testSeed } from "../tests/support/simulator.ts";
-import { firstLine, holdConnection, tcpMember } from "../tests/simulator/data_plane_fixtures.ts";
+import { firstLine, holdConnection, tcpMember } from "../tests/support/data_plane_fixtures.ts";
 
 const HARD_STOP_MS = Number(Deno.env.get("BENCH_HARD_STOP_MS") ?? 1_000);
 const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 8);

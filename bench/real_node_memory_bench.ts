@@ -8,7 +8,7 @@
  *     source scripts/env.sh && deno task bench:real-node-memory
  *
  * Needs what
- * tests/integration/real_node_test.ts needs (root, runc, iptables, skopeo, Go, gcc). Writes
+ * tests/real/real_node_test.ts needs (root, runc, iptables, skopeo, Go, gcc). Writes
  * bench/real_node_memory_report.md. `CCM_TEST_IMAGE_LAYOUT` reuses an image built by `deno task image`.
  *
  * @module

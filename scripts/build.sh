@@ -91,7 +91,7 @@ for arch in amd64 arm64; do
 done
 
 # One minified file each: less code to hold than the module graph (see bench/memory_report.md). The simulator is
-# its own program; the controller's bundle holds none of it (tests/bundle_test.ts).
+# its own program; the controller's bundle holds none of it (tests/integration/bundle_test.ts).
 deno bundle --minify --platform=deno -o "$work/ankra-cloud-ccm.js" main.ts >/dev/null 2>&1
 deno bundle --minify --platform=deno -o "$work/ankra-cloud-simulator.js" simulator/main.ts >/dev/null 2>&1
 

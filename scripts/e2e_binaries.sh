@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Locate or build what the upstream LoadBalancer e2e run (tests/integration/e2e_loadbalancer_test.ts) and the real
-# two-node cluster's traffic tests (tests/integration/real_cluster_test.ts) need:
+# Locate or build what the upstream LoadBalancer e2e run (tests/real/e2e_loadbalancer_test.ts) and the real
+# two-node cluster's traffic tests (tests/real/real_cluster_test.ts) need:
 #   e2e.test        Kubernetes' own e2e suite at $K8S_VERSION, `go test -c` of a wrapper package that imports
 #                   k8s.io/kubernetes/test/e2e and its network tests (the `[Feature:LoadBalancer]` specs live there;
 #                   the other suites are left out to halve the compile)

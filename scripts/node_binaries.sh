@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Locate or build what the real-node tests (tests/integration/real_node_test.ts) run besides the test binaries:
+# Locate or build what the real-node tests (tests/real/real_node_test.ts) run besides the test binaries:
 #   kubelet, kube-controller-manager, kube-scheduler, kube-proxy   $K8S_VERSION, from the Go module proxy with the same
 #                                                                  wrapper module scripts/test_binaries.sh uses
 #   containerd, containerd-shim-runc-v2, ctr                       $CONTAINERD_VERSION, from the Go module proxy

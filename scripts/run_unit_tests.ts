@@ -10,40 +10,14 @@
 import { countJunit, type TestCounts } from "./run_tests.ts";
 
 /** Directories and files of the fast tier (relative to the repository). */
-export const UNIT_TESTS: readonly string[] = [
-  "tests/cloud/",
-  "tests/controllers/",
-  "tests/doctor/",
-  "tests/kube/",
-  "tests/provider/",
-  "tests/runtime/",
-  "tests/server/",
-  "tests/simulator/",
-  "tests/config_test.ts",
-  "tests/defaults_test.ts",
-  "tests/go_syntax_test.ts",
-  "tests/ip_address_test.ts",
-  "tests/load_balancer_drift_flag_test.ts",
-  "tests/runtime_permissions_test.ts",
-  "tests/upstream_flags_test.ts",
-];
-
-/**
- * Test files under {@linkcode UNIT_TESTS} that belong to the slower tiers, each with why: they start a process of the
- * simulator (its command line is what they test).
- */
-export const NOT_UNIT: Readonly<Record<string, string>> = {
-  "tests/simulator/command_test.ts": "starts the simulator's process",
-  "tests/simulator/data_plane_command_test.ts": "starts the simulator's process with a data plane",
-};
+export const UNIT_TESTS: readonly string[] = ["tests/unit/"];
 
 if (import.meta.main) {
   const root = new URL("../", import.meta.url).pathname;
   const started = performance.now();
   const junit = await Deno.makeTempFile({ prefix: "ccm-unit-junit-", suffix: ".xml" });
-  const ignore = `--ignore=${Object.keys(NOT_UNIT).join(",")}`;
   const command = new Deno.Command(Deno.execPath(), {
-    args: ["test", "--allow-all", "--parallel", ignore, `--junit-path=${junit}`, ...Deno.args, ...UNIT_TESTS],
+    args: ["test", "--allow-all", "--parallel", `--junit-path=${junit}`, ...Deno.args, ...UNIT_TESTS],
     cwd: root,
     env: { DENO_JOBS: String(navigator.hardwareConcurrency) },
   });

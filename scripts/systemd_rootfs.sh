@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Locate or build the Debian root file system in which tests/integration/real_systemd_test.ts boots a real systemd
+# Locate or build the Debian root file system in which tests/real/real_systemd_test.ts boots a real systemd
 # (systemd-nspawn --boot). Prints its directory on stdout (progress goes to stderr).
 #
 #   bash scripts/systemd_rootfs.sh

@@ -19,7 +19,7 @@ import { startServiceController } from "../support/service_controller.ts";
 import { createServedNode, testSeed } from "../support/simulator.ts";
 import { createService, deleteNodes, deleteService, getService, ingressIps } from "../support/service_fixtures.ts";
 import { kubeOk } from "../support/kube_http.ts";
-import { type HttpMember, httpMember } from "../unit/simulator/data_plane_fixtures.ts";
+import { type HttpMember, httpMember } from "../support/data_plane_fixtures.ts";
 
 const randomPort = () => 20_000 + (crypto.getRandomValues(new Uint16Array(1))[0] % 9_000);
 

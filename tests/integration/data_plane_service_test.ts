@@ -19,7 +19,7 @@ import {
   ingressIps,
   serviceExists,
 } from "../support/service_fixtures.ts";
-import { askName, tcpMember } from "../unit/simulator/data_plane_fixtures.ts";
+import { askName, tcpMember } from "../support/data_plane_fixtures.ts";
 
 Deno.test("a LoadBalancer Service's address carries connections to both Nodes, and an excluded Node gets none", async () => {
   const octet = 20 + (crypto.getRandomValues(new Uint8Array(1))[0] % 200);

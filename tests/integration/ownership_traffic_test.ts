@@ -21,7 +21,7 @@ import {
   ingressIps,
   serviceExists,
 } from "../support/service_fixtures.ts";
-import { firstLine, type TcpMember, tcpMember } from "../unit/simulator/data_plane_fixtures.ts";
+import { firstLine, type TcpMember, tcpMember } from "../support/data_plane_fixtures.ts";
 
 /** A seed whose network and public IPv4 range sit in 127.0.0.0/8, served by the loopback data plane. */
 function loopbackSeed() {

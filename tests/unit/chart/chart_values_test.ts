@@ -91,8 +91,9 @@ Deno.test("every value of the chart and of the Go chart 0.1.1 is declared in the
   const observability = ["podAnnotations", "podLabels", "extraEnv", "podDisruptionBudget", "metrics", "dashboard"];
   assert.deepEqual(
     added,
-    ["metricsAuthorization", "admissionPolicy", ...observability],
-    `the chart adds only metricsAuthorization, the admission policy and the observability opt-ins to ${goKeys}`,
+    ["metricsAuthorization", "admissionPolicy", "cleanup", ...observability],
+    "the chart adds only metricsAuthorization, the admission policy, the uninstall cleanup and the observability " +
+      `opt-ins to ${goKeys}`,
   );
   for (const [path, value] of [["replicas", 1], ["clusterName", "kubernetes"], ["logVerbosity", 2]] as const) {
     assert.ok(schemaAccepts(path, value), `${path}=${value}`);

@@ -12,7 +12,7 @@ import {
   memberState,
   startDataPlaneWorld,
   tcpMember,
-} from "./data_plane_fixtures.ts";
+} from "../../support/data_plane_fixtures.ts";
 import { eventually } from "../../support/eventually.ts";
 
 function tally(names: (string | undefined)[]): Record<string, number> {

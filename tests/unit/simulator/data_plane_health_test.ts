@@ -14,7 +14,7 @@ import {
   memberState,
   startDataPlaneWorld,
   tcpMember,
-} from "./data_plane_fixtures.ts";
+} from "../../support/data_plane_fixtures.ts";
 import { eventually } from "../../support/eventually.ts";
 
 /** Every check of member `name` the state shows from now on (`[result, health after it]`), until `until` holds. */

@@ -16,7 +16,7 @@ import {
   startDataPlaneWorld,
   tcpMember,
   waitApplied,
-} from "./data_plane_fixtures.ts";
+} from "../../support/data_plane_fixtures.ts";
 import { eventually } from "../../support/eventually.ts";
 
 async function refused(address: string, port: number): Promise<boolean> {

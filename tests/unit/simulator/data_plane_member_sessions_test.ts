@@ -10,7 +10,7 @@ import {
   holdConnection,
   startDataPlaneWorld,
   tcpMember,
-} from "./data_plane_fixtures.ts";
+} from "../../support/data_plane_fixtures.ts";
 import { eventually } from "../../support/eventually.ts";
 
 async function world(hardStopMs?: number) {

@@ -7,9 +7,9 @@
  * @module
  */
 import net from "node:net";
-import { type RunningSimulator, startSimulator } from "../../../simulator/server.ts";
-import { eventually } from "../../support/eventually.ts";
-import { TEST_TOKEN, testSeed } from "../../support/simulator.ts";
+import { type RunningSimulator, startSimulator } from "../../simulator/server.ts";
+import { eventually } from "./eventually.ts";
+import { TEST_TOKEN, testSeed } from "./simulator.ts";
 
 /** A simulator with the loopback data plane, its network and the lines its data plane logged. */
 export interface DataPlaneWorld extends AsyncDisposable {
