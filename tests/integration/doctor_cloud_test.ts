@@ -29,14 +29,15 @@ Deno.test("a healthy cluster: every check passes, exit code 0, and only the refu
   const { report, by, text } = await doctor(cloudEnv(cloud));
   for (const finding of report.findings) assert.equal(finding.status, "pass", `${finding.id}: ${finding.result}`);
   assert.equal(report.ok, true);
-  assert.equal(report.findings.length, 16);
+  assert.equal(report.findings.length, 17);
   assert.match(by["api-reachable"].result, /^https:\/\/127\.0\.0\.1:\d+ answered; TLS verified$/);
   assert.match(by["nodes-matched"].result, /all 2 nodes matched \(1 by providerID, 1 by hostname\)/);
   assert.match(by["private-network"].result, /share net-1/);
   assert.equal(by["zone-capabilities"].result, "de-fsn1: HA pair");
   assert.match(by["rbac"].result, /^test-admin may do all 23 things the controller does$/);
   assert.match(text, /^ankra-cloud-ccm v[\d.]+ doctor: Ankra Cloud API https:\/\/127\.0\.0\.1:\d+, Kubernetes https:/);
-  assert.match(text, /16 passed, 0 failed, 0 warnings, 0 skipped: ready\n$/);
+  assert.match(text, /17 passed, 0 failed, 0 warnings, 0 skipped: ready\n$/);
+  assert.match(by["cluster-name-unique"].result, /^no other cluster.s load balancer carries --cluster-name kubernetes/);
   const writes = writesOf(cloud);
   assert.deepEqual(writes.map((w) => [w.operation, w.status]), [["create_load_balancer", 404]]);
   assert.equal(cloud.simulator.sim.loadBalancers.items.size, 0, "the probe created nothing");

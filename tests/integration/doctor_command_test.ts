@@ -44,7 +44,7 @@ Deno.test("main.ts doctor --kubeconfig --output=json: the documented shape, exit
   assert.deepEqual(Object.keys(document), ["version", "ok", "findings"]);
   assert.match(document.version, /^v\d+\.\d+\.\d+/);
   assert.equal(document.ok, true);
-  assert.equal(document.findings.length, 16);
+  assert.equal(document.findings.length, 17);
   for (const finding of document.findings) {
     assert.deepEqual(Object.keys(finding), ["id", "title", "status", "result"]);
     assert.equal(finding.status, "pass");
@@ -67,7 +67,7 @@ Deno.test("main.ts doctor with a read-only token prints the checklist with the f
   assert.match(result.stdout, /\n✗ API token may make changes \(operate\): the token may not make changes/);
   assert.match(result.stdout, /\n {4}create an API token with operate permission/);
   assert.match(result.stdout, /\n✓ RBAC permissions of the controller: /);
-  assert.match(result.stdout, /14 passed, 1 failed, 0 warnings, 1 skipped: fix the failures above/);
+  assert.match(result.stdout, /15 passed, 1 failed, 0 warnings, 1 skipped: fix the failures above/);
   assert.ok(!result.stdout.includes(READ_ONLY_TOKEN) && !result.stderr.includes(READ_ONLY_TOKEN));
   await resetCluster();
 });
