@@ -106,12 +106,13 @@ async function run(drainMs: number): Promise<DrainRun> {
     let longLived: DrainRun["longLived"] = "survived";
     let longLivedMs = SECONDS * 1_000;
     while (performance.now() - excludedAt.value < SECONDS * 1_000) {
-      try {
-        await long.echo("ping");
-      } catch {
-        longLived = "ended";
-        longLivedMs = performance.now() - excludedAt.value;
-        break;
+      if (longLived === "survived") {
+        try {
+          await long.echo("ping");
+        } catch {
+          longLived = "ended";
+          longLivedMs = performance.now() - excludedAt.value;
+        }
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
