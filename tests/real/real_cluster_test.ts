@@ -10,6 +10,7 @@
  * simulator's and the controller's logs.
  */
 import assert from "node:assert/strict";
+import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
 import { timed } from "../support/helm.ts";
 import { kubeOk, serviceIngress } from "../support/kube_http.ts";
 import { AGNHOST_IMAGE, type RealCluster, startRealCluster } from "../support/real_cluster.ts";
@@ -27,6 +28,7 @@ import {
 const NS = "default";
 const APP = "echo";
 const LOCAL = "solo";
+const SECURE = "secure";
 /** The health check settings the Services ask for (annotations) and the controller's default rise. */
 const INTERVAL = 1;
 const RISE = 2;
@@ -88,7 +90,12 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async (t) => {
-  const cluster = await timed("real cluster start", () => startRealCluster());
+  const tls = await selfSignedServingCertificate("shop.example");
+  const cluster = await timed(
+    "real cluster start",
+    () =>
+      startRealCluster({ certificates: [{ id: "cert-shop", certificate_pem: tls.cert, private_key_pem: tls.key }] }),
+  );
   const plane = cluster.plane;
   let failedStep: string | undefined;
   const step = (name: string, body: () => Promise<void>) =>
@@ -173,6 +180,57 @@ Deno.test({
           assert.ok(mine.every((m) => m.health === "up"), `member ${ip}: ${JSON.stringify(mine)}`);
           assert.ok(mine.reduce((sum, m) => sum + m.connections_total, 0) > 0, `no connections on ${ip}`);
         }
+      },
+    );
+
+    await step(
+      "ipMode Proxy: a pod's HTTPS request to a TLS Service's address is answered by the load balancer's TLS frontend",
+      async () => {
+        await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
+          body: {
+            metadata: {
+              name: SECURE,
+              namespace: NS,
+              annotations: {
+                "load-balancer.ankra.cloud/ipv4": "true",
+                "load-balancer.ankra.cloud/tls-ports": "443",
+                "load-balancer.ankra.cloud/certificate-ids": "cert-shop",
+              },
+            },
+            spec: { type: "LoadBalancer", selector: { app: APP }, ports: [{ port: 443, targetPort: 8080 }] },
+          },
+        });
+        const ipv4 = await waitFor("the TLS Service's IPv4 with ipMode Proxy", 90_000, async () => {
+          const service = await kubeOk<{ status: { loadBalancer: { ingress?: { ip: string; ipMode?: string }[] } } }>(
+            plane,
+            "GET",
+            `/api/v1/namespaces/${NS}/services/${SECURE}`,
+          );
+          const ingress = service.status.loadBalancer.ingress ?? [];
+          const v4 = ingress.find((i) => !i.ip.includes(":"));
+          return v4 && ingress.every((i) => i.ipMode === "Proxy") ? v4.ip : undefined;
+        });
+        // kube-proxy leaves an address of ipMode Proxy alone: the pod's connection goes to the load balancer, whose
+        // frontend terminates TLS with the seeded certificate (a shortcut to the pod would meet plain HTTP).
+        const [pod] = (await listPods(plane, NS, `app=${APP}`)).filter(podReady);
+        const answer = await waitFor("an HTTPS answer inside the cluster", 60_000, async () => {
+          const out = await cluster.kubectl([
+            "exec",
+            "-n",
+            NS,
+            pod.metadata.name,
+            "--",
+            "curl",
+            "-sSkv",
+            "--max-time",
+            "5",
+            `https://${ipv4}/hostname`,
+          ]);
+          return out.code === 0 ? out.text : undefined;
+        });
+        assert.match(answer, /subject: CN=shop\.example/, "the load balancer's certificate");
+        const podNames = (await listPods(plane, NS, `app=${APP}`)).map((p) => p.metadata.name);
+        assert.ok(podNames.some((name) => answer.includes(name)), `a pod answered: ${answer}`);
       },
     );
 

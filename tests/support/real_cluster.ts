@@ -72,6 +72,8 @@ export interface RealClusterOptions {
   controllerArgs?: string[];
   /** Deploy CoreDNS (default true). */
   clusterDns?: boolean;
+  /** Certificates the simulator's account holds (for TLS frontends). */
+  certificates?: { id: string; certificate_pem: string; private_key_pem: string }[];
 }
 
 /** A running cluster. */
@@ -294,7 +296,7 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
     await Deno.writeTextFile(paths.adminKubeconfig, kubeconfigText(apiUrl, plane.caCert, token));
 
     // The simulator, in the cloud namespace: every node an Ankra server at its node IP on net-1.
-    await Deno.writeTextFile(`${dir}/seed.json`, JSON.stringify(clusterSeed(topology)));
+    await Deno.writeTextFile(`${dir}/seed.json`, JSON.stringify(clusterSeed(topology, options.certificates)));
     const [simCmd, simArgs] = simulatorCommand(topology, {
       seed: `${dir}/seed.json`,
       cert: `${paths.pki}/simulator.crt`,

@@ -15,9 +15,13 @@ export const SIMULATOR_PORT = 8787;
 const SIMULATOR_MAIN = new URL("../../simulator/main.ts", import.meta.url).pathname;
 const CONTROLLER_MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
-/** The simulator's world: the test seed with the plan's network and one server per node. */
-export function clusterSeed(t: ClusterTopology): Seed {
+/**
+ * The simulator's world: the test seed with the plan's network and one server per node (and the account's load
+ * balancer `certificates`, when given).
+ */
+export function clusterSeed(t: ClusterTopology, certificates?: Seed["certificates"]): Seed {
   return testSeed({
+    ...(certificates ? { certificates } : {}),
     settings: { public_ipv4_ranges: PUBLIC_IPV4_RANGES },
     networks: [{ id: "net-1", name: "private", zone: "de-fsn1", cidr: t.nodeNetwork, ula_prefix: t.nodeNetwork6 }],
     servers: t.nodes.map((n) =>
