@@ -2,7 +2,7 @@
  * Data plane benchmark: what the simulator's loopback data plane carries through one frontend, so a test never
  * blames the controller for the simulator's limits:
  *
- *     source scripts/env.sh && deno run --allow-all bench/data_plane_bench.ts
+ *     source scripts/env.sh && deno task bench:data-plane
  *
  * For each placement of the simulator — its own process (`ankra-cloud-simulator --data-plane=loopback`, as users run
  * it) and in the process that also runs the clients and members (as the tests run it) — and, as the baseline, the
