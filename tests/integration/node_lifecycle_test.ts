@@ -2,6 +2,10 @@
  * Node lifecycle end to end: NotReady nodes of shut-down servers are tainted, nodes of deleted servers are deleted
  * with proof only (never during an API outage, never another provider's), and a node going NotReady has its server
  * read at once. The real kube-apiserver, the Ankra Cloud simulator, the node controllers in-process.
+ *
+ * A NotReady node deleted once its server is gone (with `DeletingNode`) is tested over fakes (fast tier,
+ * tests/unit/controllers/node_controllers_test.ts); the decision for a `deleting` server in
+ * tests/unit/provider/lifecycle_action_test.ts.
  */
 import assert from "node:assert/strict";
 import { uniqueName } from "../support/control_plane.ts";
@@ -40,36 +44,6 @@ Deno.test("shut-down servers taint their NotReady nodes; the taint goes when the
     assert.ok(await nodeExists(name), "a stopped server's node is never deleted");
   } finally {
     await deleteNode(name);
-  }
-});
-
-Deno.test("a NotReady node whose server is deleting or gone is deleted with a DeletingNode event", async () => {
-  await using env = await startNodeControllers();
-  const world = env.cloud.simulator.sim.world;
-  const deleting = uniqueName("srv-deleting");
-  const gone = uniqueName("srv-gone");
-  const servers = [deleting, gone].map((hostname) =>
-    world.addServer({ hostname, zone: "de-fsn1", plan: "standard-2c-4g", state: "started", labels: {}, interfaces: [] })
-  );
-  await createNode(deleting);
-  await createNode(gone);
-  try {
-    await eventually(async () =>
-      !tainted(await getNode(deleting), UNINITIALIZED) && !tainted(await getNode(gone), UNINITIALIZED)
-    );
-    await setReady(deleting, false);
-    await setReady(gone, false);
-    servers[0].state = "deleting";
-    world.servers.delete(servers[1].id);
-    await eventually(async () => !(await nodeExists(deleting)) && !(await nodeExists(gone)), 10_000, "nodes deleted");
-    for (const name of [deleting, gone]) {
-      const event = (await eventsFor(name)).find((e) => e.reason === "DeletingNode")!;
-      assert.equal(event.message, `Deleting node ${name} because it does not exist in the cloud provider`);
-      assert.equal(event.source.component, "cloud-node-lifecycle-controller");
-    }
-  } finally {
-    await deleteNode(deleting);
-    await deleteNode(gone);
   }
 });
 
