@@ -20,7 +20,8 @@
 import { objectKey } from "../kube/object_key.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import { withinAllowedResources } from "../provider/allowed_resources.ts";
-import { handMadePortsNotice, immutableNotice, planLoadBalancer } from "../provider/load_balancer_plan.ts";
+import { handMadePortsNotice } from "../provider/listener_plan.ts";
+import { immutableNotice, planLoadBalancer } from "../provider/load_balancer_plan.ts";
 import { recordedShareOf } from "../provider/load_balancer_sharing.ts";
 import { servingIntent } from "../provider/local_traffic.ts";
 import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
@@ -123,7 +124,10 @@ export class ServicePass {
       }
       if (intent.settings.edgeId) {
         const edgeId = intent.settings.edgeId;
-        const edgePass = await steps.edge.ensure(service, intent, { edgeId, ipMode: this.#ipMode(intent) });
+        const edgePass = await steps.edge.ensure(service, intent, {
+          edgeId,
+          ipMode: this.#ipMode(intent),
+        });
         report.state = edgePass.served
           ? servingState(`edge ${edgeId}`)
           : notReady("Creating", `edge ${edgeId} has no address yet`);

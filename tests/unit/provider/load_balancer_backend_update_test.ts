@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import type { Backend, Frontend } from "../../../lib/cloud/schemas.ts";
 import type { CloudCall } from "../../../lib/provider/cloud_calls.ts";
-import { listenerCalls, planLoadBalancer } from "../../../lib/provider/load_balancer_plan.ts";
+import { listenerCalls } from "../../../lib/provider/listener_plan.ts";
+import { planLoadBalancer } from "../../../lib/provider/load_balancer_plan.ts";
 import { backendMembers } from "../../../lib/provider/member_drain.ts";
 
 const tcpCheck = { type: "tcp" as const, path: "/", expected_status: "200-399", interval_seconds: 2, rise: 2, fall: 3 };

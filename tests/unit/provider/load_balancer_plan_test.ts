@@ -6,12 +6,11 @@ import {
   chooseHighAvailability,
   createLoadBalancerBody,
   immutableNotice,
-  listenerCalls,
-  type ListenerIntent,
   passEvents,
   planLoadBalancer,
   planServed,
 } from "../../../lib/provider/load_balancer_plan.ts";
+import { listenerCalls, type ListenerIntent } from "../../../lib/provider/listener_plan.ts";
 import { memberName } from "../../../lib/provider/load_balancer_names.ts";
 import { backendMembers, membersDiffer } from "../../../lib/provider/member_drain.ts";
 import { ingressIpMode, keepsIpMode, loadBalancerIngress, sameIngress } from "../../../lib/provider/service_ingress.ts";

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import type { LoadBalancer } from "../../../lib/cloud/schemas.ts";
 import { parseAnnotations, preservesOnDelete } from "../../../lib/provider/annotations.ts";
-import { handMadePortsNotice, listenerCalls, planLoadBalancer } from "../../../lib/provider/load_balancer_plan.ts";
+import { handMadePortsNotice, listenerCalls } from "../../../lib/provider/listener_plan.ts";
+import { planLoadBalancer } from "../../../lib/provider/load_balancer_plan.ts";
 import { isManagedListener, releasedName } from "../../../lib/provider/load_balancer_names.ts";
 import { loadBalancerOwnership, namedLoadBalancerUse } from "../../../lib/provider/load_balancer_ownership.ts";
 import { planRelease } from "../../../lib/provider/load_balancer_release.ts";
