@@ -14,6 +14,7 @@ import * as log from "../log.ts";
 import { planEdge } from "../provider/edge_plan.ts";
 import { FINALIZER, type ServiceIntent } from "../provider/service_plan.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
+import type { IngressStyle } from "../provider/service_ingress.ts";
 import type { CloudCallSender } from "./cloud_call_executor.ts";
 import type { ServiceCleanup } from "./service_cleanup.ts";
 import type { ServiceReporter } from "./service_reporter.ts";
@@ -49,7 +50,7 @@ export class ServiceEdge {
   async ensure(
     service: SlimService,
     intent: ServiceIntent,
-    target: { edgeId: string; ipMode?: "Proxy" | "VIP" },
+    target: { edgeId: string; ingressStyle?: IngressStyle },
   ): Promise<{ requeueAfterMs: number; served: boolean }> {
     const { edgeId } = target;
     const o = this.#o;
@@ -70,7 +71,7 @@ export class ServiceEdge {
       currentIngress: service.ingress,
       ensuringOpen: o.reporter.ensuringOpen(service),
       recordChanges,
-      ipMode: target.ipMode,
+      ingressStyle: target.ingressStyle,
     });
     if (!plan.ok) throw new WaitingForUser("SyncLoadBalancerFailed", plan.problem);
     o.reporter.planned(service, plan.events, "before");

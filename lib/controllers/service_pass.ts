@@ -25,7 +25,7 @@ import { immutableNotice, planLoadBalancer } from "../provider/load_balancer_pla
 import { recordedShareOf } from "../provider/load_balancer_sharing.ts";
 import { servingIntent } from "../provider/local_traffic.ts";
 import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
-import { ingressIpMode } from "../provider/service_ingress.ts";
+import { ingressIpMode, type IngressStyle, ingressStyle } from "../provider/service_ingress.ts";
 import type { ServiceIntent } from "../provider/service_plan.ts";
 import type { ReconcileResult } from "../runtime/work_queue.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
@@ -59,8 +59,8 @@ export class ServicePass {
     this.#driftMs = driftMs;
   }
 
-  #ipMode(intent: Pick<ServiceIntent, "settings">): "Proxy" | "VIP" | undefined {
-    return this.ipModes ? ingressIpMode(intent.settings) : undefined;
+  #ingressStyle(service: SlimService, intent: Pick<ServiceIntent, "settings">): IngressStyle {
+    return ingressStyle(service, this.ipModes ? ingressIpMode(intent.settings) : undefined);
   }
 
   /** A pass over a Service whose load balancer must go; the next look. */
@@ -126,7 +126,7 @@ export class ServicePass {
         const edgeId = intent.settings.edgeId;
         const edgePass = await steps.edge.ensure(service, intent, {
           edgeId,
-          ipMode: this.#ipMode(intent),
+          ingressStyle: this.#ingressStyle(service, intent),
         });
         report.state = edgePass.served
           ? servingState(`edge ${edgeId}`)
@@ -174,7 +174,7 @@ export class ServicePass {
     const plan = planLoadBalancer({
       intent: { ...intent, members, othersListeners: options.othersListeners },
       currentIngress: service.ingress,
-      ipMode: this.#ipMode(intent),
+      ingressStyle: this.#ingressStyle(service, intent),
       target: found ? { existing: found.lb } : { create: placement!.create },
       ensuringOpen: steps.reporter.ensuringOpen(service),
       adopt: found?.unlabelled ? { labels: intent.labels } : undefined,

@@ -11,7 +11,7 @@ import type { EdgeMemberInput } from "../cloud/edges.ts";
 import type { CloudCall } from "./cloud_calls.ts";
 import { edgeMemberName } from "./load_balancer_names.ts";
 import { passEvents, type PlannedEvent } from "./load_balancer_plan.ts";
-import { type Ingress, sameIngress } from "./service_ingress.ts";
+import { type Ingress, type IngressStyle, orderedIngress, sameIngress } from "./service_ingress.ts";
 import type { ServiceIntent } from "./service_plan.ts";
 import { DEFAULT_WEIGHT } from "./member_drain.ts";
 
@@ -72,16 +72,13 @@ export function isCombinedLoadBalancerEdge(edge: Edge): boolean {
 }
 
 /**
- * The Service's ingress from an edge: the load-balancer machine's IPv6, then the edge's (or machine's) IPv4, with
- * `ipMode` when given.
+ * The Service's ingress from an edge: the load-balancer machine's IPv6 and the edge's (or machine's) IPv4, in `style`
+ * ({@linkcode orderedIngress}).
  */
-export function edgeIngress(edge: Edge, ipMode?: "Proxy" | "VIP"): Ingress[] {
+export function edgeIngress(edge: Edge, style?: IngressStyle): Ingress[] {
   const machine = edge.machines.find((m) => m.roles.includes("load_balancer"));
-  const ips: string[] = [];
-  if (machine?.public_ipv6) ips.push(machine.public_ipv6);
   const ipv4 = edge.public_ipv4 ?? machine?.public_ipv4;
-  if (ipv4) ips.push(ipv4);
-  return ips.map((ip) => (ipMode ? { ip, ipMode } : { ip }));
+  return orderedIngress(machine?.public_ipv6 ? [machine.public_ipv6] : [], ipv4 ? [ipv4] : [], style);
 }
 
 /** The Service's own members on an edge: per port, every chosen address on the port's node port, weight 100. */
@@ -122,7 +119,7 @@ export function planEdge(
     currentIngress: { ip?: string; ipMode?: string }[];
     ensuringOpen: boolean;
     recordChanges: boolean;
-    ipMode?: "Proxy" | "VIP";
+    ingressStyle?: IngressStyle;
   },
 ): EdgePlan {
   if (!isCombinedLoadBalancerEdge(edge)) {
@@ -137,7 +134,7 @@ export function planEdge(
   const calls: CloudCall[] = plan.changed
     ? [{ operation: "update_edge", edgeId: edge.id, body: { members: plan.members } }]
     : [];
-  const ingress = edgeIngress(edge, state.ipMode);
+  const ingress = edgeIngress(edge, state.ingressStyle);
   const served = ingress.length > 0;
   const statusChanges = served && !sameIngress(state.currentIngress, ingress);
   const { events, ensuringOpen } = passEvents({

@@ -13,7 +13,7 @@ import type { CloudCall } from "./cloud_calls.ts";
 import { RELEASED_LABEL } from "./load_balancer_names.ts";
 import { listenerCalls, type ListenerIntent } from "./listener_plan.ts";
 import { drainPlans, type DrainStarts } from "./member_drain.ts";
-import { type Ingress, loadBalancerIngress, sameIngress } from "./service_ingress.ts";
+import { type Ingress, type IngressStyle, loadBalancerIngress, sameIngress } from "./service_ingress.ts";
 import type { HighAvailabilityMode, Notice, ServiceIntent } from "./service_plan.ts";
 
 /** An event the controller records, before the calls are sent or after they all succeeded. */
@@ -142,8 +142,8 @@ export interface LoadBalancerPlanInput {
   intent: ListenerIntent;
   /** The Service's current status ingress. */
   currentIngress: { ip?: string; ipMode?: string }[];
-  /** The ingress `ipMode` to publish (`ingressIpMode` in `service_ingress.ts`); none for API servers that strip it. */
-  ipMode?: "Proxy" | "VIP";
+  /** How the Service's ingress is written: its primary family first, and the `ipMode` to publish (if any). */
+  ingressStyle?: IngressStyle;
   /** The load balancer (full document), or the create body of a new one. */
   target: { existing: LoadBalancer } | { create: CreateLoadBalancerInput };
   /** True when an earlier pass recorded `EnsuringLoadBalancer` and no `EnsuredLoadBalancer` followed yet. */
@@ -211,7 +211,7 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
     calls.push(...listenerCalls(target.existing, { ...intent, memberLists: drained.memberLists }, {
       id: target.existing.id,
     }));
-    ingress = loadBalancerIngress(target.existing, input.ipMode);
+    ingress = loadBalancerIngress(target.existing, input.ingressStyle);
   }
   const served = ingress.length > 0;
   const statusChanges = served && !sameIngress(input.currentIngress, ingress);
@@ -241,10 +241,10 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
 export function planServed(
   currentIngress: { ip?: string; ipMode?: string }[],
   lb: Pick<LoadBalancer, "public_ipv6_addresses" | "public_ipv6" | "public_ipv4">,
-  options: { ensuringOpen: boolean; ipMode?: "Proxy" | "VIP" },
+  options: { ensuringOpen: boolean; ingressStyle?: IngressStyle },
 ): { ingress?: Ingress[]; events: PlannedEvent[] } {
   const { ensuringOpen } = options;
-  const ingress = loadBalancerIngress(lb, options.ipMode);
+  const ingress = loadBalancerIngress(lb, options.ingressStyle);
   const statusChanges = ingress.length > 0 && !sameIngress(currentIngress, ingress);
   const { events } = passEvents({
     changes: statusChanges,

@@ -1,11 +1,12 @@
 /**
- * What a Service's `status.loadBalancer.ingress` says: the load balancer's addresses (every public IPv6 of a pair,
- * then the IPv4), and the `ipMode` telling kube-proxy whether in-cluster traffic to them goes through the load balancer.
- * Pure functions.
+ * What a Service's `status.loadBalancer.ingress` says: the load balancer's addresses (those of the Service's primary
+ * IP family first: every public IPv6 of a pair, and the IPv4), and the `ipMode` telling kube-proxy whether in-cluster
+ * traffic to them goes through the load balancer. Pure functions.
  *
  * @module
  */
 import type { LoadBalancer } from "../cloud/schemas.ts";
+import type { SlimService } from "../kube/slim.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
 
 /** A Service status ingress entry. */
@@ -14,6 +15,34 @@ export interface Ingress {
   ip: string;
   /** `Proxy`: traffic to the address goes through the load balancer, also from pods; `VIP`: kube-proxy may take it. */
   ipMode?: "Proxy" | "VIP";
+}
+
+/**
+ * How a Service's ingress is written. The addresses of its primary IP family come first: `ingress[0]` is what tools,
+ * scripts and Kubernetes' own e2e tests call, and kube-proxy takes over (ipMode `VIP`) only the addresses of the
+ * Service's own family — an IPv4 Service listing its IPv6 address first sends pods of an IPv4 cluster to an address
+ * they cannot reach.
+ */
+export interface IngressStyle {
+  /** The Service's primary family (`spec.ipFamilies[0]`); 6 when it has none (the Go controller's order). */
+  firstFamily: 4 | 6;
+  /** The `ipMode` of every entry ({@linkcode ingressIpMode}); none for API servers that strip the field. */
+  ipMode?: "Proxy" | "VIP";
+}
+
+/** The ingress style of `service`: its primary family first, with `ipMode` when one is given. */
+export function ingressStyle(service: Pick<SlimService, "ipFamilies">, ipMode?: "Proxy" | "VIP"): IngressStyle {
+  return { firstFamily: service.ipFamilies[0] === "IPv4" ? 4 : 6, ...(ipMode ? { ipMode } : {}) };
+}
+
+/**
+ * The ingress entries for `ipv6` and `ipv4` addresses in `style`: the first family's addresses first, each with the
+ * style's `ipMode`. Without a style, IPv6 first and no `ipMode`.
+ */
+export function orderedIngress(ipv6: readonly string[], ipv4: readonly string[], style?: IngressStyle): Ingress[] {
+  const ips = style?.firstFamily === 4 ? [...ipv4, ...ipv6] : [...ipv6, ...ipv4];
+  const ipMode = style?.ipMode;
+  return ips.map((ip): Ingress => (ipMode ? { ip, ipMode } : { ip }));
 }
 
 /**
@@ -40,17 +69,16 @@ export function keepsIpMode(gitVersion: string | undefined): boolean {
 }
 
 /**
- * The Service's ingress: every public IPv6 of the load balancer (both VMs of a pair), then its IPv4, each with
- * `ipMode` when one is given (the controller gives none to API servers older than 1.30, which strip the field: every
- * pass would look like a change there).
+ * The Service's ingress: every public IPv6 of the load balancer (both VMs of a pair) and its IPv4, in `style`
+ * ({@linkcode orderedIngress}; the controller gives no `ipMode` to API servers older than 1.30, which strip the field:
+ * every pass would look like a change there).
  */
 export function loadBalancerIngress(
   lb: Pick<LoadBalancer, "public_ipv6_addresses" | "public_ipv6" | "public_ipv4">,
-  ipMode?: "Proxy" | "VIP",
+  style?: IngressStyle,
 ): Ingress[] {
-  const ips = [...new Set([...(lb.public_ipv6_addresses ?? []), ...(lb.public_ipv6 ? [lb.public_ipv6] : [])])];
-  if (lb.public_ipv4) ips.push(lb.public_ipv4);
-  return ips.map((ip): Ingress => (ipMode ? { ip, ipMode } : { ip }));
+  const ipv6 = [...new Set([...(lb.public_ipv6_addresses ?? []), ...(lb.public_ipv6 ? [lb.public_ipv6] : [])])];
+  return orderedIngress(ipv6, lb.public_ipv4 ? [lb.public_ipv4] : [], style);
 }
 
 /** True when two ingress lists hold the same addresses in the same order, with the same `ipMode` where `b` has one. */

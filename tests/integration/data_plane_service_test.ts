@@ -54,6 +54,9 @@ Deno.test("a LoadBalancer Service's address carries connections to both Nodes, a
       20_000,
       "the Service's published IPv4",
     );
+    const published = ingressIps(await getService(name));
+    assert.equal(published[0], ipv4, "an IPv4 Service lists its IPv4 first (ingress[0] is what pods and scripts call)");
+    assert.ok(published.slice(1).every((ip) => ip.includes(":")) && published.length >= 2, `${published}`);
     const members = async () => {
       const state = await (await fetch(`${env.cloud.simulator.url}/_simulator/state`)).json();
       return state.load_balancers.flatMap((lb: any) => lb.backends.flatMap((b: any) => b.members));

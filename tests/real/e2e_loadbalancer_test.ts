@@ -7,9 +7,8 @@
  *
  * A test failing because of the product today is a strict expected failure with the product change that would fix it
  * (`KNOWN_PRODUCT_GAPS`, printed as such); any other failure, or a known gap that passes, fails the run. The README's
- * test command leaves the two rolling-update tests (about 10 minutes each) and "should work from pods" (a known failure
- * that takes 10 minutes) to `deno task e2e`
- * (`E2E_ALL=1`), reporting them as skipped with that reason; `E2E_FOCUS=<regex>` narrows a run to the tests whose
+ * test command leaves the two rolling-update tests (about 10 minutes each) to `deno task e2e` (`E2E_ALL=1`), reporting
+ * them as skipped with that reason; `E2E_FOCUS=<regex>` narrows a run to the tests whose
  * names match. Needs what the real cluster needs; without it the test is ignored and says why.
  */
 import assert from "node:assert/strict";

@@ -47,6 +47,8 @@ export function simulatorCommand(t: ClusterTopology, files: { seed: string; cert
 /**
  * The controller in the first node's namespace (where the chart's hostNetwork pod would run), reaching the simulator
  * at the nodes' gateway and kube-apiserver through `kubeconfig`; the token is in its environment, not its arguments.
+ * The cluster is IPv4-only, so it runs as the operator of one would (`loadBalancer.ipv4: true`): every load balancer
+ * gets its public IPv4, which the Services' ingress lists first.
  */
 export function controllerCommand(
   t: ClusterTopology,
@@ -58,6 +60,7 @@ export function controllerCommand(
     `ANKRA_CLOUD_API_URL=https://${t.gatewayIp}:${SIMULATOR_PORT}`,
     `ANKRA_CLOUD_CA_BUNDLE=${files.caFile}`,
     "ANKRA_CLOUD_NETWORK_ID=net-1",
+    "ANKRA_CLOUD_LOAD_BALANCER_IPV4=true",
     Deno.execPath(),
     "run",
     "--allow-all",

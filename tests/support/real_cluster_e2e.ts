@@ -56,13 +56,6 @@ export const NAMED_SKIPS: NamedSkip[] = [
  */
 export const LONG_TESTS: NamedSkip[] = [
   {
-    pattern: "ExternalTrafficPolicy: Local [Feature:LoadBalancer] [Slow] should work from pods",
-    reason: "fails after 10 minutes today: a pod of the IPv4-only cluster cannot reach ingress[0], the load " +
-      "balancer's IPv6 address (it has IPv4 only with the ipv4 annotation, which the test does not set); run by " +
-      "`deno task e2e`",
-    source: "test/e2e/network/loadbalancer.go:1221",
-  },
-  {
     pattern: "should not have connectivity disruption during rolling update with externalTrafficPolicy=Cluster",
     reason: "about 10 minutes (5 rolling updates of pods that delay their shutdown 60 s): run by `deno task e2e`",
     source: "test/e2e/network/loadbalancer.go:975",
@@ -82,18 +75,12 @@ export const KNOWN_PRODUCT_GAPS: (NamedSkip & { failure: string })[] = [
   {
     pattern: "ExternalTrafficPolicy: Local [Feature:LoadBalancer] [Slow] should work for type=LoadBalancer",
     failure: "Source IP was NOT preserved",
-    reason: "an Ankra load balancer proxies (HAProxy): pods see its VM's address, not the client's. The test itself " +
-      "skips for `ipMode: Proxy` (\"LoadBalancer uses 'Proxy' IPMode\"); the controller should declare " +
-      "`status.loadBalancer.ingress[].ipMode: Proxy`",
+    reason: "an Ankra load balancer proxies (HAProxy): pods see its VM's address, not the client's. The test " +
+      "skips itself for `ipMode: Proxy` (\"LoadBalancer uses 'Proxy' IPMode\"); the controller declares `VIP` for " +
+      'plain TCP so that pods calling the address are short-cut by kube-proxy ("should work from pods" needs that) ' +
+      "and `Proxy` where the load balancer terminates TLS or speaks http; `load-balancer.ankra.cloud/ip-mode: Proxy` " +
+      "chooses it per Service",
     source: "test/e2e/network/loadbalancer.go:1016",
-  },
-  {
-    pattern: "ExternalTrafficPolicy: Local [Feature:LoadBalancer] [Slow] should work from pods",
-    failure: "Source IP not preserved from",
-    reason: "a pod of the IPv4-only cluster cannot reach ingress[0], the load balancer's IPv6 address; the " +
-      "controller would have to give the Service an IPv4 address (or put it first) when the cluster is IPv4-only, " +
-      "or the harness run a dual-stack cluster",
-    source: "test/e2e/network/loadbalancer.go:1221",
   },
 ];
 

@@ -119,6 +119,12 @@ Deno.test("an edge without an address keeps the Ensuring open: the Service is no
   assert.deepEqual(edgeIngress(edge({ public_ipv4: null })), [{ ip: "2001:db8::7" }]);
 });
 
+Deno.test("an edge's ingress lists the Service's primary family first", () => {
+  const ips = (firstFamily: 4 | 6) => edgeIngress(edge(), { firstFamily, ipMode: "VIP" });
+  assert.deepEqual(ips(4), [{ ip: "203.0.113.7", ipMode: "VIP" }, { ip: "2001:db8::7", ipMode: "VIP" }]);
+  assert.deepEqual(ips(6), [{ ip: "2001:db8::7", ipMode: "VIP" }, { ip: "203.0.113.7", ipMode: "VIP" }]);
+});
+
 Deno.test("leaving an edge removes only the Service's own members; an edge without them needs no call", () => {
   const mine = wantedEdgeMembers(INTENT).map((m) => ({ ...m, id: "" }));
   assert.deepEqual(edgeMembersWithout(edge({ members: [...mine, other] }), [PREFIX, LEGACY]), [

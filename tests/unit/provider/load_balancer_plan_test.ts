@@ -13,7 +13,13 @@ import {
 import { listenerCalls, type ListenerIntent } from "../../../lib/provider/listener_plan.ts";
 import { memberName } from "../../../lib/provider/load_balancer_names.ts";
 import { backendMembers, membersDiffer } from "../../../lib/provider/member_drain.ts";
-import { ingressIpMode, keepsIpMode, loadBalancerIngress, sameIngress } from "../../../lib/provider/service_ingress.ts";
+import {
+  ingressIpMode,
+  ingressStyle,
+  keepsIpMode,
+  loadBalancerIngress,
+  sameIngress,
+} from "../../../lib/provider/service_ingress.ts";
 
 const hc = { type: "tcp" as const, path: "/", expected_status: "200-399", interval_seconds: 2, rise: 2, fall: 3 };
 const MEMBERS = [{ node: "worker-1", address: "fd12::5" }, { node: "worker-2", address: "10.0.0.6" }];
@@ -283,17 +289,48 @@ Deno.test("ipMode: Proxy where the load balancer does what kube-proxy's shortcut
   assert.equal(ingressIpMode({ ...tcp, protocol: "http", ipMode: "VIP" }), "VIP");
   assert.equal(ingressIpMode({ ...tcp, ipMode: "Proxy" }), "Proxy");
   const lb = { public_ipv6_addresses: ["2001:db8::1"], public_ipv6: null, public_ipv4: "203.0.113.5" };
-  assert.deepEqual(loadBalancerIngress(lb, "Proxy"), [
+  const v6 = (ipMode: "Proxy" | "VIP") => ({ firstFamily: 6 as const, ipMode });
+  assert.deepEqual(loadBalancerIngress(lb, v6("Proxy")), [
     { ip: "2001:db8::1", ipMode: "Proxy" },
     { ip: "203.0.113.5", ipMode: "Proxy" },
   ]);
   // A Service published without ipMode (before the upgrade) is written once more; then it is the same.
   const published = [{ ip: "2001:db8::1" }, { ip: "203.0.113.5" }];
-  assert.equal(sameIngress(published, loadBalancerIngress(lb, "VIP")), false);
-  assert.equal(sameIngress(loadBalancerIngress(lb, "VIP"), loadBalancerIngress(lb, "VIP")), true);
+  assert.equal(sameIngress(published, loadBalancerIngress(lb, v6("VIP"))), false);
+  assert.equal(sameIngress(loadBalancerIngress(lb, v6("VIP")), loadBalancerIngress(lb, v6("VIP"))), true);
   assert.equal(sameIngress(published, loadBalancerIngress(lb)), true, "no ipMode asked: addresses alone");
-  const served = planServed(published, lb, { ensuringOpen: false, ipMode: "Proxy" });
+  const served = planServed(published, lb, { ensuringOpen: false, ingressStyle: v6("Proxy") });
   assert.deepEqual(served.ingress?.map((i) => i.ipMode), ["Proxy", "Proxy"]);
+});
+
+Deno.test("the ingress lists the Service's primary family first: ingress[0] of an IPv4 Service is its IPv4", () => {
+  const pair = { public_ipv6_addresses: ["2001:db8::1", "2001:db8::2"], public_ipv6: null, public_ipv4: "203.0.113.5" };
+  const ips = (ipFamilies: string[]) => loadBalancerIngress(pair, ingressStyle({ ipFamilies })).map((i) => i.ip);
+  assert.deepEqual(ips(["IPv4"]), ["203.0.113.5", "2001:db8::1", "2001:db8::2"], "an IPv4 cluster's pods reach [0]");
+  assert.deepEqual(ips(["IPv4", "IPv6"]), ["203.0.113.5", "2001:db8::1", "2001:db8::2"]);
+  assert.deepEqual(ips(["IPv6", "IPv4"]), ["2001:db8::1", "2001:db8::2", "203.0.113.5"]);
+  assert.deepEqual(
+    ips([]),
+    ["2001:db8::1", "2001:db8::2", "203.0.113.5"],
+    "no family known: the Go controller's order",
+  );
+  assert.deepEqual(ips(["IPv4"]).length, 3, "the other family's addresses are still published");
+  assert.deepEqual(loadBalancerIngress({ ...pair, public_ipv4: null }, ingressStyle({ ipFamilies: ["IPv4"] })), [
+    { ip: "2001:db8::1" },
+    { ip: "2001:db8::2" },
+  ]);
+  // A Service published IPv6-first by the Go controller is rewritten once, IPv4 first; then it stays.
+  const goOrder = [{ ip: "2001:db8::1" }, { ip: "2001:db8::2" }, { ip: "203.0.113.5" }];
+  const served = planServed(goOrder, pair, {
+    ensuringOpen: false,
+    ingressStyle: ingressStyle({ ipFamilies: ["IPv4"] }),
+  });
+  assert.deepEqual(served.ingress?.map((i) => i.ip), ["203.0.113.5", "2001:db8::1", "2001:db8::2"]);
+  assert.equal(
+    planServed(served.ingress!, pair, { ensuringOpen: false, ingressStyle: ingressStyle({ ipFamilies: ["IPv4"] }) })
+      .ingress,
+    undefined,
+  );
 });
 
 Deno.test("ipMode is published only to API servers that keep it (1.30 and later)", () => {
