@@ -1,8 +1,10 @@
 /**
  * A real two-node cluster that carries traffic (tests/support/real_cluster.ts): each node in its own network
  * namespace with containerd, kubelet, kube-proxy and the bridge CNI plugin; the simulator's data plane in the `cloud`
- * namespace; the controller in the first node's namespace. Requests go from the host (this test process) to the
- * addresses the controller publishes, through the simulator's load balancer, to the nodes' NodePorts and the pods.
+ * namespace; the controller in the first node's namespace, first as a process, from the fourth step on as the chart's
+ * pod (installed from `chart/` with this checkout's image, killed, upgraded with `helm upgrade`). Requests go from the
+ * host (this test process) to the addresses the controller publishes, through the simulator's load balancer, to the
+ * nodes' NodePorts and the pods.
  *
  * One cluster serves every step (each builds on the one before). Needs root, overlayfs, runc, iptables, skopeo,
  * nsenter, Debian's containernetworking-plugins, Go and gcc (`.ci/run` installs the Debian packages); without them
@@ -13,17 +15,15 @@ import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
 import { timed } from "../support/helm.ts";
 import { kubeOk, serviceIngress } from "../support/kube_http.ts";
-import { AGNHOST_IMAGE, type RealCluster, startRealCluster } from "../support/real_cluster.ts";
+import { startRealCluster } from "../support/real_cluster.ts";
 import { readClusterFacts, realClusterBlockers } from "../support/real_cluster_host.ts";
 import { readHostFacts } from "../support/real_node_host.ts";
 import { listPods, podReady, waitFor } from "../support/real_node_objects.ts";
-import {
-  type LoadBalancerDoc,
-  loadBalancerOf,
-  memberStates,
-  requestHostname,
-  startRequestStream,
-} from "../support/real_cluster_traffic.ts";
+import { installChartController, ROLLOUT_TAG } from "../support/real_cluster_chart.ts";
+import { echoDeployment, lbOfService, scale } from "../support/real_cluster_workloads.ts";
+import { describeNodeEvents, runNodeEvents } from "../support/real_cluster_node_events.ts";
+import { testImageLayout } from "../support/test_image.ts";
+import { memberStates, requestHostname, startRequestStream } from "../support/real_cluster_traffic.ts";
 
 const NS = "default";
 const APP = "echo";
@@ -35,54 +35,6 @@ const RISE = 2;
 
 const blockers = realClusterBlockers(await readClusterFacts(readHostFacts()));
 if (blockers.length > 0) console.log(`real-cluster test ignored: ${blockers.join("; ")}`);
-
-/** An agnhost netexec Deployment whose pods spread one per node (`/hostname` answers the pod's name). */
-function echoDeployment(name: string, replicas: number) {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: NS },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          affinity: {
-            podAntiAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: [{
-                labelSelector: { matchLabels: { app: name } },
-                topologyKey: "kubernetes.io/hostname",
-              }],
-            },
-          },
-          containers: [{
-            name: "netexec",
-            image: AGNHOST_IMAGE,
-            imagePullPolicy: "Never",
-            args: ["netexec", "--http-port=8080"],
-            ports: [{ containerPort: 8080 }],
-            readinessProbe: { httpGet: { path: "/healthz", port: 8080 }, periodSeconds: 1 },
-          }],
-        },
-      },
-    },
-  };
-}
-
-async function scale(cluster: RealCluster, name: string, replicas: number): Promise<void> {
-  await kubeOk(cluster.plane, "PATCH", `/apis/apps/v1/namespaces/${NS}/deployments/${name}/scale`, {
-    body: { spec: { replicas } },
-  });
-}
-
-async function lbOfService(cluster: RealCluster, name: string): Promise<LoadBalancerDoc> {
-  const state = await cluster.simulatorState() as { load_balancers?: LoadBalancerDoc[] };
-  const lb = loadBalancerOf(state, NS, name);
-  if (!lb) throw new Error(`the simulator has no load balancer for Service ${NS}/${name}`);
-  return lb;
-}
 
 Deno.test({
   name: "a real two-node cluster in its own network namespaces carries load-balanced traffic to pods on both nodes",
@@ -314,7 +266,8 @@ Deno.test({
     );
 
     await step(
-      "requests at 20/s keep being answered while the controller is killed, the API server restarts and the Ankra API answers 503 for 60 s",
+      "requests at 20/s keep being answered while the chart's controller pod is killed, upgraded with helm upgrade, " +
+        "the API server restarts and the Ankra API answers 503 for 60 s",
       async () => {
         const [address] = await serviceIngress(plane, NS, APP);
         await scale(cluster, APP, 2);
@@ -323,15 +276,27 @@ Deno.test({
           const members = memberStates(await lbOfService(cluster, APP));
           return ready.length === 2 && members.length > 0 && members.every((m) => m.health === "up");
         });
+        const loadBalancerIds = async () =>
+          ((await cluster.simulatorState()) as { load_balancers?: { id: string }[] }).load_balancers?.map((lb) => lb.id)
+            .sort();
+        const before = await loadBalancerIds();
+        const chart = await timed("the chart's controller in place of the process", async () => {
+          const layout = await testImageLayout();
+          return await installChartController(cluster, layout);
+        });
         const stream = startRequestStream(address, 80, 20);
         const events: string[] = [];
         const mark = (what: string) => events.push(`${what}: ${stream.failures().length} failed of ${stream.sent()}`);
-        await cluster.killController();
-        mark("controller killed");
+        await chart.killProcess();
+        mark("controller's process killed (restarted, Ready)");
+        const holder = await chart.leader(60_000);
+        const upgraded = await chart.upgrade(ROLLOUT_TAG);
+        assert.equal(upgraded.mostRunning, 1, "never two controllers running at once");
+        assert.notEqual(await chart.leader(60_000, holder), holder, "the upgraded pod leads");
+        mark("helm upgrade done (new pod leads)");
         await cluster.restartApiserver();
         mark("API server restarted");
         await cluster.simulatorControl("POST", "/faults", [{ operation: "*", status: 503, times: 0 }]);
-        cluster.startController();
         const faultEnds = performance.now() + 60_000;
         await waitFor("60 s of 503 answers", 70_000, () => Promise.resolve(performance.now() >= faultEnds));
         await cluster.simulatorControl("DELETE", "/faults");
@@ -341,6 +306,7 @@ Deno.test({
         console.log(`${events.join("; ")}; in all ${totals.sent} requests, ${totals.failed} failed`);
         assert.ok(totals.sent >= 20 * 60, `only ${totals.sent} requests sent`);
         assert.deepEqual(stream.failures().slice(0, 5), [], `${totals.failed} requests failed`);
+        assert.deepEqual(await loadBalancerIds(), before, "the chart's controller took over the same load balancers");
       },
     );
 
@@ -348,45 +314,12 @@ Deno.test({
       "a node leaving (exclusion label, kubelet stopped, Node deleted) and joining again: the Service keeps answering",
       async () => {
         const [address] = await serviceIngress(plane, NS, APP);
-        const [a, b] = cluster.topology.nodes;
-        const nodeB = cluster.nodes.find((n) => n.plan.name === b.name)!;
-        const report: string[] = [];
-        const event = async (what: string, act: () => Promise<void>, members: string[], timeoutMs = 120_000) => {
-          const stream = startRequestStream(address, 80, 20);
-          const started = performance.now();
-          await act();
-          await waitFor(`members ${members.join(", ")} after: ${what}`, timeoutMs, async () => {
-            const now = memberStates(await lbOfService(cluster, APP)).map((m) => m.address);
-            return [...new Set(now)].sort().join() === [...members].sort().join();
-          });
-          const seconds = (performance.now() - started) / 1000;
-          const totals = await stream.stop();
-          report.push(
-            `${what}: members right after ${seconds.toFixed(1)} s, ${totals.failed} of ${totals.sent} failed`,
-          );
-          assert.ok(await requestHostname(address, 80), `the Service does not answer after: ${what}`);
-        };
-        const label = (value: string | null) =>
-          kubeOk(plane, "PATCH", `/api/v1/nodes/${b.name}`, {
-            body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": value } } },
-          }).then(() => {});
-        await event("exclusion label on node b", () => label("true"), [a.ip]);
-        await event("exclusion label removed", () => label(null), [a.ip, b.ip]);
-        await event("node b's kubelet stopped, the Node deleted", async () => {
-          await nodeB.stopKubelet();
-          await waitFor("node b NotReady", 60_000, async () => {
-            const node = await kubeOk<{ status: { conditions: { type: string; status: string }[] } }>(
-              plane,
-              "GET",
-              `/api/v1/nodes/${b.name}`,
-            );
-            return node.status.conditions.some((c) => c.type === "Ready" && c.status !== "True");
-          });
-          report.push(`(node b NotReady after its kubelet stopped)`);
-          await kubeOk(plane, "DELETE", `/api/v1/nodes/${b.name}`);
-        }, [a.ip]);
-        await event("node b joins again (kubelet started)", () => Promise.resolve(nodeB.startKubelet()), [a.ip, b.ip]);
-        console.log(`node events:\n  ${report.join("\n  ")}`);
+        const { events, notReadySeconds } = await runNodeEvents(cluster, APP, address);
+        console.log(
+          `node events (node b NotReady ${notReadySeconds.toFixed(1)} s after its kubelet stopped):\n  ` +
+            describeNodeEvents(events).join("\n  "),
+        );
+        for (const e of events) assert.ok(e.answeredAfter, `the Service does not answer after: ${e.what}`);
       },
     );
   } finally {

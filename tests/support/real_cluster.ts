@@ -26,7 +26,7 @@ import {
   stopProcess,
 } from "./control_plane.ts";
 import { eventually } from "./eventually.ts";
-import { kubectl, toolPath, type ToolResult } from "./helm.ts";
+import { helm, kubectl, toolPath, type ToolResult } from "./helm.ts";
 import { kubeRequest } from "./kube_http.ts";
 import { CLUSTER_DNS_IP, COREDNS_IMAGE, deployClusterDns } from "./real_cluster_dns.ts";
 import {
@@ -92,6 +92,8 @@ export interface RealCluster extends AsyncDisposable {
   kubectlPath: string;
   /** Runs kubectl against the cluster. */
   kubectl(args: string[]): Promise<ToolResult>;
+  /** Runs helm against the cluster. */
+  helm(args: string[]): Promise<ToolResult>;
   /** The simulator's `/_simulator/state` document. */
   simulatorState(): Promise<Record<string, unknown>>;
   /** A request to the simulator's control API (`/_simulator<path>`); throws unless it answers 2xx. */
@@ -102,7 +104,7 @@ export interface RealCluster extends AsyncDisposable {
   startController(): void;
   /** Kills the controller (SIGKILL). */
   killController(): Promise<void>;
-  /** The last lines of every component's log (control plane, nodes, simulator, controller). */
+  /** The last lines of every component's log (control plane, nodes, simulator, controller process and pod). */
   logs(lines?: number): Promise<string>;
   /** Stops everything and cleans the host; returns what was left behind (empty when clean). */
   stop(): Promise<string[]>;
@@ -184,6 +186,21 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
       parts.push(`--- ${name} (${paths.logs}/${name}.log)\n${await logTail(`${paths.logs}/${name}.log`, lines)}`);
     }
     for (const node of nodes) parts.push(await node.logs(lines));
+    // The controller run by the chart (real_cluster_chart.ts), when there is one: this run's log and the last one's.
+    for (const previous of [false, true]) {
+      const pod = await cluster.kubectl([
+        "-n",
+        "kube-system",
+        "logs",
+        "-l",
+        "app.kubernetes.io/name=ankra-cloud-ccm",
+        `--tail=${lines}`,
+        ...(previous ? ["--previous"] : []),
+      ]).catch(() => undefined);
+      if (pod?.code === 0 && pod.stdout.trim()) {
+        parts.push(`--- the chart's controller pod${previous ? " (before its last restart)" : ""}\n${pod.stdout}`);
+      }
+    }
     return parts.join("\n");
   };
   const cluster: RealCluster = {
@@ -194,6 +211,7 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
     e2eBinaries,
     kubectlPath: toolPath("kubectl"),
     kubectl: (args) => kubectl([`--kubeconfig=${paths.adminKubeconfig}`, ...args], { noKubeconfigFlag: true }),
+    helm: (args) => helm([...args, `--kubeconfig=${paths.adminKubeconfig}`], { noKubeconfigFlag: true }),
     simulatorState: async () => {
       const response = await fetch(`${simulatorUrl}/_simulator/state`, { client: httpClient });
       if (!response.ok) throw new Error(`the simulator's state answered ${response.status}`);

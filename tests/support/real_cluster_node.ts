@@ -56,6 +56,10 @@ export interface ClusterNode {
   startKubelet(): void;
   /** Stops the kubelet (the node goes NotReady; its pods keep running). */
   stopKubelet(): Promise<void>;
+  /** Loads docker-archive tars ({@linkcode archiveImages}) into the node's containerd, as at its start. */
+  importImages(tars: string[]): Promise<void>;
+  /** The host PID of a running container's first process (a CRI container ID). */
+  containerPid(containerId: string): Promise<number>;
   /** The last lines of the node's component logs. */
   logs(lines: number): Promise<string>;
   /** Stops everything of the node (containers too); the network namespace stays (the topology removes it). */
@@ -158,6 +162,20 @@ export async function startClusterNode(
       const kubelet = processes.get("kubelet");
       if (kubelet) await stopProcess(kubelet, 15_000);
     },
+    importImages: async (tars) => {
+      for (const tar of tars) {
+        const done = await ctr(["images", "import", "--snapshotter=overlayfs", tar]);
+        if (!done.ok) throw new Error(`ctr could not import ${tar} into ${plan.name}: ${done.text.trim()}`);
+      }
+    },
+    containerPid: async (containerId) => {
+      const listed = await ctr(["tasks", "ls"]);
+      const line = listed.text.split("\n").find((l) => l.startsWith(`${containerId} `));
+      if (!listed.ok || !line) {
+        throw new Error(`containerd of ${plan.name} runs no task ${containerId}:\n${listed.text}`);
+      }
+      return Number(line.trim().split(/\s+/)[1]);
+    },
     logs: async (lines) => {
       const parts: string[] = [];
       for (const name of COMPONENTS) {
@@ -219,10 +237,7 @@ export async function startClusterNode(
     paths.containerdConfig,
   ]);
   await untilAlive(`containerd of ${plan.name}`, 30_000, async () => (await ctr(["version"])).ok, [containerd]);
-  for (const tar of ctx.archives) {
-    const done = await ctr(["images", "import", "--snapshotter=overlayfs", tar]);
-    if (!done.ok) throw new Error(`ctr could not import ${tar} into ${plan.name}: ${done.text.trim()}`);
-  }
+  await node.importImages(ctx.archives);
 
   makeCgroupRoot(cgroupRoot);
   await Deno.writeTextFile(paths.kubeletConfig, kubeletConfig(layout));

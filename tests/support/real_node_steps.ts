@@ -1,13 +1,16 @@
 /**
- * The steps the real-node test repeats: running a command and failing with its output, the controller's pod once it
- * is Ready, the Lease holder once it renews, and the chart's host port being free.
+ * The steps the real-node and real-cluster tests repeat: running a command and failing with its output, the
+ * controller's pod once it is Ready, the Lease holder once it renews, and the chart's host port being free.
  *
  * @module
  */
 import { listPods, type PodDoc, podReady, readLease, waitFor } from "./real_node_objects.ts";
-import type { RealNode } from "./real_node.ts";
+import type { SharedControlPlane } from "./control_plane.ts";
 
-/** The namespace the chart is installed into in the real-node test. */
+/** A cluster the chart runs in (a real node, or the real two-node cluster). */
+type WithPlane = { plane: SharedControlPlane };
+
+/** The namespace the chart is installed into in the real-node and real-cluster tests. */
 const NS = "kube-system";
 /** The chart's pods. */
 const SELECTOR = "app.kubernetes.io/name=ankra-cloud-ccm";
@@ -43,7 +46,7 @@ export function requireFreeHostPort(port: number): void {
 }
 
 /** The one live (not terminating) pod of the controller, once it is Ready. */
-export function readyPod(node: RealNode, timeoutMs: number): Promise<PodDoc> {
+export function readyPod(node: WithPlane, timeoutMs: number): Promise<PodDoc> {
   return waitFor("the controller's pod Ready", timeoutMs, async () => {
     const live = (await listPods(node.plane, NS, SELECTOR)).filter((p) => !p.metadata.deletionTimestamp);
     return live.length === 1 && podReady(live[0]) ? live[0] : undefined;
@@ -51,7 +54,7 @@ export function readyPod(node: RealNode, timeoutMs: number): Promise<PodDoc> {
 }
 
 /** The Lease holder once it renews (two different renewTimes seen under one holder). */
-export async function renewingHolder(node: RealNode, timeoutMs: number, notHolder?: string): Promise<string> {
+export async function renewingHolder(node: WithPlane, timeoutMs: number, notHolder?: string): Promise<string> {
   let seen: { holder: string; renew: string } | undefined;
   return await waitFor("a leader renewing the Lease", timeoutMs, async () => {
     const lease = await readLease(node.plane, NS, "ankra-cloud-ccm");
