@@ -25,7 +25,8 @@ Deno.test("the local demo initialises both nodes, gets the Service its address w
   assert.match(text, /node worker-2 initialised: ankracloud:\/\/de-fsn1\//);
   assert.match(text, /load balancer k8s-demo-default-web \(\S+\) is creating/);
   assert.match(text, /load balancer k8s-demo-default-web \(\S+\) is running/);
-  assert.match(text, /Service default\/web has its address: 2001:db8:/);
+  // An IPv4 Service: its public IPv4 (the loopback range) first, then the IPv6.
+  assert.match(text, /Service default\/web has its address: 127\.\d+\.\d+\.\d+, 2001:db8:/);
   assert.match(text, /no Warning events on the way/);
   const answered = /request to (http:\/\/127\.\S+:8080\/) answered through the load balancer: hello from (worker-[12]) /
     .exec(text);
