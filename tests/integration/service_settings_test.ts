@@ -65,7 +65,7 @@ Deno.test("in a zone with one compute node the load balancer is a single VM, rep
     const lb = [...sim.loadBalancers.items.values()][0];
     assert.equal(lb.high_availability, false);
     const ips = ingressIps(await getService(name));
-    assert.deepEqual(ips, [lb.public_ipv6_addresses[0], lb.public_ipv4], "IPv6 first, then the IPv4 add-on");
+    assert.deepEqual(ips, [lb.public_ipv4, lb.public_ipv6_addresses[0]], "an IPv4 Service: its IPv4 add-on first");
     const events = (await eventsFor(name)).filter((e) => e.reason === "SingleNodeLoadBalancer");
     assert.equal(events.length, 1);
     assert.match(events[0].message, /high_availability: false.*1 compute node/);
