@@ -28,7 +28,15 @@ import {
 } from "../support/real_node_objects.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 import { testImageLayout } from "../support/test_image.ts";
-import { CHART_HOST_PORT, ok, readyPod, renewingHolder, requireFreeHostPort, run } from "../support/real_node_steps.ts";
+import {
+  CHART_HOST_PORT,
+  ok,
+  readyPod,
+  renewingHolder,
+  requireFreeHostPort,
+  rolledOutPod,
+  run,
+} from "../support/real_node_steps.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const NODE = "ccm-real-node";
@@ -235,16 +243,7 @@ Deno.test({
         "--set",
         `image.tag=${ROLLOUT_TAG}`,
       ], helmEnv);
-      let mostRunning = 0;
-      const pod = await waitFor("the upgraded pod Ready", 90_000, async () => {
-        const pods = await listPods(plane, NS, SELECTOR);
-        const running = pods.filter((p) => p.status.containerStatuses?.some((c) => c.state?.running));
-        mostRunning = Math.max(mostRunning, running.length);
-        const live = pods.filter((p) => !p.metadata.deletionTimestamp);
-        return live.length === 1 && live[0].spec.containers[0].image.endsWith(`:${ROLLOUT_TAG}`) && podReady(live[0])
-          ? live[0]
-          : undefined;
-      });
+      const { pod, mostRunning } = await rolledOutPod(node, ROLLOUT_TAG, 90_000);
       const readyAfter = (performance.now() - upgradeStarted) / 1000;
       await ok(upgrade, "helm upgrade");
       assert.equal(pod.spec.containers[0].image, `${local}:${ROLLOUT_TAG}`);

@@ -14,7 +14,7 @@ import type { RealCluster } from "./real_cluster.ts";
 import { SIMULATOR_PORT } from "./real_cluster_commands.ts";
 import { archiveImages } from "./real_cluster_node.ts";
 import { containerId, listPods, type PodDoc, podReady, waitFor } from "./real_node_objects.ts";
-import { readyPod, renewingHolder } from "./real_node_steps.ts";
+import { readyPod, renewingHolder, rolledOutPod } from "./real_node_steps.ts";
 import { TEST_TOKEN } from "./simulator.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -119,19 +119,10 @@ export async function installChartController(cluster: RealCluster, layout: strin
         "--set",
         `image.tag=${tag}`,
       ]);
-      let mostRunning = 0;
-      const pod = await waitFor("the upgraded pod Ready", 120_000, async () => {
-        const pods = await listPods(cluster.plane, NS, SELECTOR);
-        const running = pods.filter((p) => p.status.containerStatuses?.some((c) => c.state?.running));
-        mostRunning = Math.max(mostRunning, running.length);
-        const live = pods.filter((p) => !p.metadata.deletionTimestamp);
-        return live.length === 1 && live[0].spec.containers[0].image.endsWith(`:${tag}`) && podReady(live[0])
-          ? live[0]
-          : undefined;
-      });
+      const rolled = await rolledOutPod(cluster, tag, 120_000);
       const done = await upgrade;
       if (done.code !== 0) throw new Error(`helm upgrade failed: ${done.text}`);
-      return { pod, mostRunning };
+      return rolled;
     },
   };
   await chart.pod();

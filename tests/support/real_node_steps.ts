@@ -65,3 +65,25 @@ export async function renewingHolder(node: WithPlane, timeoutMs: number, notHold
     return undefined;
   });
 }
+
+/**
+ * The controller's pod after `helm upgrade` to image `tag`: waits until the one live pod runs that tag and is Ready,
+ * counting the most pods seen running at once on the way (one, when the rollout never runs two controllers).
+ */
+export async function rolledOutPod(
+  node: WithPlane,
+  tag: string,
+  timeoutMs: number,
+): Promise<{ pod: PodDoc; mostRunning: number }> {
+  let mostRunning = 0;
+  const pod = await waitFor("the upgraded pod Ready", timeoutMs, async () => {
+    const pods = await listPods(node.plane, NS, SELECTOR);
+    const running = pods.filter((p) => p.status.containerStatuses?.some((c) => c.state?.running));
+    mostRunning = Math.max(mostRunning, running.length);
+    const live = pods.filter((p) => !p.metadata.deletionTimestamp);
+    return live.length === 1 && live[0].spec.containers[0].image.endsWith(`:${tag}`) && podReady(live[0])
+      ? live[0]
+      : undefined;
+  });
+  return { pod, mostRunning };
+}
