@@ -18,6 +18,7 @@ import {
   type Notice,
   serviceFamilies,
   type ServiceIntent,
+  tooManyMembersNotice,
 } from "../provider/service_plan.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
@@ -32,8 +33,8 @@ export interface Placement {
   singleReason?: string;
   /** The members: each chosen node's addresses for the load balancer's network. */
   members: DesiredMember[];
-  /** Nodes left out of some IP family (the `member-addresses` notice; no message when none is). */
-  notice: Notice;
+  /** Nodes left out of some IP family (`NodeWithoutMemberAddress`) and addresses past the limit (`TooManyMembers`). */
+  notices: Notice[];
 }
 
 /** The placement's members and the notice about nodes left out of some family. */
@@ -42,8 +43,8 @@ export interface PlacedMembers {
   networkId: string;
   /** The members. */
   members: DesiredMember[];
-  /** The `member-addresses` notice. */
-  notice: Notice;
+  /** The `NodeWithoutMemberAddress` and `TooManyMembers` notices (no message when nothing is left out). */
+  notices: Notice[];
 }
 
 /** When a Service whose nodes have no address on its network is looked at again (a server may be attached). */
@@ -106,7 +107,7 @@ export class LoadBalancerPlacement {
       create: createLoadBalancerBody(intent, { zone: zone.value, networkId: network.networkId, pair: ha.pair }),
       singleReason: ha.singleReason,
       members: network.members,
-      notice: network.notice,
+      notices: network.notices,
     };
   }
 
@@ -154,11 +155,14 @@ export class LoadBalancerPlacement {
     return {
       networkId: placed.networkId,
       members: placed.members,
-      notice: {
-        topic: "member-addresses",
-        reason: "NodeWithoutMemberAddress",
-        message: placed.leftOut ? placementMessage(placed.leftOut) : undefined,
-      },
+      notices: [
+        {
+          topic: "member-addresses",
+          reason: "NodeWithoutMemberAddress",
+          message: placed.leftOut ? placementMessage(placed.leftOut) : undefined,
+        },
+        tooManyMembersNotice(placed),
+      ],
     };
   }
 }

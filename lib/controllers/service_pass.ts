@@ -26,7 +26,7 @@ import { recordedShareOf } from "../provider/load_balancer_sharing.ts";
 import { servingIntent } from "../provider/local_traffic.ts";
 import { notReady, type ReadyState, servingState, waitingState } from "../provider/ready_condition.ts";
 import { ingressIpMode, type IngressStyle, ingressStyle } from "../provider/service_ingress.ts";
-import type { ServiceIntent } from "../provider/service_plan.ts";
+import { MEMBERS_NOTICE_TOPIC, type ServiceIntent } from "../provider/service_plan.ts";
 import type { ReconcileResult } from "../runtime/work_queue.ts";
 import { WaitingForUser } from "../runtime/waiting_for_user.ts";
 import { DEFAULTS } from "../defaults.ts";
@@ -98,7 +98,8 @@ export class ServicePass {
     });
     const intent = withinAllowedResources(asked, o.allowedResources ?? {});
     // 2. Tell the user what cannot be honoured; stop where the user must act.
-    steps.reporter.notices(service, intent.notices);
+    // The members' notice waits for the members: on a network they are the servers' addresses there (step 4).
+    steps.reporter.notices(service, intent.notices.filter((n) => n.topic !== MEMBERS_NOTICE_TOPIC));
     if (intent.waitFor) {
       report.state = waitingState(intent);
       if (!intent.waitFor.reported) steps.reporter.failed(service, "ensure", intent.waitFor.message);
@@ -123,6 +124,7 @@ export class ServicePass {
         }
       }
       if (intent.settings.edgeId) {
+        steps.reporter.notices(service, intent.notices.filter((n) => n.topic === MEMBERS_NOTICE_TOPIC));
         const edgeId = intent.settings.edgeId;
         const edgePass = await steps.edge.ensure(service, intent, {
           edgeId,
@@ -168,7 +170,10 @@ export class ServicePass {
     }
     const placed = placement ??
       (found?.lb.network_id ? await steps.placement.onNetwork(service, intent, found.lb.network_id) : undefined);
-    if (placed) steps.reporter.notices(service, [placed.notice]);
+    steps.reporter.notices(
+      service,
+      placed?.notices ?? intent.notices.filter((n) => n.topic === MEMBERS_NOTICE_TOPIC),
+    );
     const members = placed?.members ?? intent.members;
     // 5. Plan.
     const plan = planLoadBalancer({

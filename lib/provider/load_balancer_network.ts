@@ -321,13 +321,16 @@ export interface ServiceNetworkInput {
 /**
  * The service controller's decision for one Service: its load balancer's network (an existing load balancer's own,
  * else {@linkcode namedNetwork}, else the shared one) and the members — each chosen Node's address per IP family
- * (`selectMembers` with {@linkcode addressOnNetwork}). Not ok: nothing may be created or changed.
+ * (`selectMembers` with {@linkcode addressOnNetwork}) and how many addresses were candidates (more than the members
+ * when the backend's limit left some out). Not ok: nothing may be created or changed.
  */
 export function serviceNetworkMembers(
   intent: Pick<ServiceIntent, "key" | "nodes" | "settings">,
   families: (4 | 6)[],
   input: ServiceNetworkInput,
-): (Extract<NetworkPlacement, { ok: true }> & { members: DesiredMember[] }) | Extract<NetworkPlacement, { ok: false }> {
+):
+  | (Extract<NetworkPlacement, { ok: true }> & { members: DesiredMember[]; candidates: number })
+  | Extract<NetworkPlacement, { ok: false }> {
   const named = input.existingNetworkId
     ? { id: input.existingNetworkId, source: "load balancer" as const }
     : namedNetwork(intent.settings.networkId, input.defaultNetworkId);
@@ -339,5 +342,6 @@ export function serviceNetworkMembers(
   });
   if (!placement.ok) return placement;
   const address = addressOnNetwork(placement.addresses);
-  return { ...placement, members: selectMembers(intent.nodes, families, { serviceKey: intent.key, address }).members };
+  const selection = selectMembers(intent.nodes, families, { serviceKey: intent.key, address });
+  return { ...placement, members: selection.members, candidates: selection.candidates };
 }

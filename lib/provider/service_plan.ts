@@ -223,6 +223,27 @@ function unsupportedSettings(service: SlimService): string | undefined {
   return unsupported.length ? unsupported.join("; ") : undefined;
 }
 
+/** The topic of {@linkcode tooManyMembersNotice}. */
+export const MEMBERS_NOTICE_TOPIC = "members";
+
+/**
+ * The `TooManyMembers` notice of a member selection: how many of the candidate node addresses serve when the
+ * backend's limit leaves some out (no message when none is left out).
+ */
+export function tooManyMembersNotice(selection: { members: readonly unknown[]; candidates: number }): Notice {
+  const left = selection.candidates - selection.members.length;
+  return {
+    topic: MEMBERS_NOTICE_TOPIC,
+    reason: "TooManyMembers",
+    message: left > 0
+      ? `a load balancer backend holds at most ${MAX_MEMBERS} members; ${selection.members.length} of ` +
+        `${selection.candidates} node addresses serve this Service (a stable choice per Service, spread over zones ` +
+        "and both IP families): label nodes with node.kubernetes.io/exclude-from-external-load-balancers=true to " +
+        "choose which serve"
+      : undefined,
+  };
+}
+
 /** Decides what a Service asks of its load balancer (see the module documentation). */
 export function serviceIntent(service: SlimService, nodes: SlimNode[], options: ServicePlanOptions): ServiceIntent {
   const key = objectKey(service);
@@ -235,7 +256,6 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
   const settings = parsed.ok ? parsed.settings : defaultSettings({ sessionAffinity: service.sessionAffinity });
   if (!service.annotations[`${ANNOTATION_PREFIX}ipv4`]?.trim()) settings.ipv4 = options.defaults.ipv4 ?? false;
   const selection = selectMembers(matched, serviceFamilies(service), { serviceKey: key });
-  const left = selection.candidates - selection.members.length;
   const notices: Notice[] = [
     {
       topic: "annotations",
@@ -257,16 +277,7 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
     },
     { topic: "settings", reason: "UnsupportedSetting", message: unsupportedSettings(service) },
     { topic: "service-lb", reason: "K3sServiceLBActive", message: serviceLbNotice(k3sServersRunningServiceLb(nodes)) },
-    {
-      topic: "members",
-      reason: "TooManyMembers",
-      message: left > 0
-        ? `a load balancer backend holds at most ${MAX_MEMBERS} members; ${selection.members.length} of ` +
-          `${selection.candidates} node addresses serve this Service (a stable choice per Service, spread over zones ` +
-          "and both IP families): label nodes with node.kubernetes.io/exclude-from-external-load-balancers=true to " +
-          "choose which serve"
-        : undefined,
-    },
+    tooManyMembersNotice(selection),
   ];
   let waitFor: WaitForUser | undefined;
   if (!parsed.ok) {

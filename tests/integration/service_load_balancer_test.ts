@@ -1,7 +1,8 @@
 /**
  * A Service's load balancer end to end, from its creation to its deletion: the real kube-apiserver, the Ankra Cloud
- * simulator, the service controller in-process. Listeners follow the ports, members follow the nodes, the quota holds
- * Services back without leaks, and an existing or half-made load balancer is adopted instead of doubled.
+ * simulator, the service controller in-process. Members follow the nodes, a Service deleted while its load balancer
+ * is creating leaves nothing, and an existing or half-made load balancer is adopted instead of doubled. A port change
+ * and the quota holding Services back run over fakes in tests/unit/controllers/service_controller_test.ts.
  */
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
@@ -18,10 +19,9 @@ import {
   ingressIps,
   NS,
   serviceExists,
-  WRITES,
 } from "../support/service_fixtures.ts";
 import { startServiceController } from "../support/service_controller.ts";
-import { moreReads } from "../support/cloud_passes.ts";
+import { moreReads, WRITES } from "../support/cloud_passes.ts";
 import { testSeed } from "../support/simulator.ts";
 import { loadBalancerName } from "../../lib/provider/load_balancer_names.ts";
 
@@ -81,36 +81,6 @@ Deno.test("a LoadBalancer Service gets a labelled load balancer, tcp listeners, 
   }
 });
 
-Deno.test("a port change 80→8080 leaves exactly one frontend and backend on the new port", async () => {
-  await using env = await startServiceController();
-  const sim = env.cloud.simulator.sim;
-  const nodes = await createNodes(1);
-  const name = uniqueName("port");
-  await createService(name);
-  try {
-    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000);
-    await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
-      body: { spec: { ports: [{ name: "p0", port: 8080, protocol: "TCP" }] } },
-    });
-    await eventually(
-      () => {
-        const lb = [...sim.loadBalancers.items.values()][0];
-        return lb.frontends.length === 1 && lb.frontends[0].port === 8080 && lb.backends.length === 1 &&
-          lb.backends[0].name === "tcp-8080";
-      },
-      10_000,
-      "listeners on 8080",
-    );
-    const nodePort = (await getService(name)).spec!.ports![0].nodePort;
-    const lb = [...sim.loadBalancers.items.values()][0];
-    await eventually(() => lb.backends[0].members.length === 1 && lb.backends[0].members[0].port === nodePort);
-  } finally {
-    await deleteService(name);
-    await eventually(async () => !(await serviceExists(name)), 15_000);
-    await deleteNodes(nodes);
-  }
-});
-
 Deno.test("node changes update members within 2 s, and a burst of nodes is one replace per backend", async () => {
   await using env = await startServiceController();
   const sim = env.cloud.simulator.sim;
@@ -160,46 +130,6 @@ Deno.test("a Service deleted while its load balancer is creating leaves nothing 
     assert.equal(sim.loadBalancers.items.size, 0);
     assert.ok((await eventsFor(name)).some((e) => e.reason === "DeletedLoadBalancer"));
   } finally {
-    await deleteNodes(nodes);
-  }
-});
-
-Deno.test("Services beyond the quota get a clear event, nothing leaks, and all are served once it is raised", async () => {
-  await using env = await startServiceController({ seed: testSeed({ settings: { load_balancer_quota: 5 } }) });
-  const sim = env.cloud.simulator.sim;
-  const nodes = await createNodes(1);
-  const names = Array.from({ length: 20 }, () => uniqueName("quota"));
-  for (const name of names) await createService(name);
-  try {
-    await eventually(
-      async () => {
-        const served = await Promise.all(names.map(async (n) => ingressIps(await getService(n)).length > 0));
-        return served.filter(Boolean).length === 5;
-      },
-      20_000,
-      "five served",
-    );
-    assert.equal(sim.loadBalancers.items.size, 5);
-    const waiting = [];
-    for (const name of names) if (ingressIps(await getService(name)).length === 0) waiting.push(name);
-    assert.equal(waiting.length, 15);
-    for (const name of waiting) {
-      await eventually(async () => (await eventsFor(name)).some((e) => /at most 5 load balancers/.test(e.message)));
-    }
-    sim.world.settings.load_balancer_quota = 25;
-    await eventually(
-      async () => {
-        const served = await Promise.all(names.map(async (n) => ingressIps(await getService(n)).length > 0));
-        return served.every(Boolean);
-      },
-      40_000,
-      "all served",
-    );
-    assert.equal(sim.loadBalancers.items.size, 20, "exactly one load balancer per Service");
-  } finally {
-    for (const name of names) await deleteService(name);
-    for (const name of names) await eventually(async () => !(await serviceExists(name)), 20_000);
-    assert.equal(sim.loadBalancers.items.size, 0);
     await deleteNodes(nodes);
   }
 });

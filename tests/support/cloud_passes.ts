@@ -9,6 +9,19 @@
 import type { Simulator } from "../../simulator/simulator.ts";
 import { eventually } from "./eventually.ts";
 
+/** Every Ankra Cloud write operation on load balancers. */
+export const WRITES = [
+  "create_load_balancer",
+  "update_load_balancer",
+  "delete_load_balancer",
+  "create_load_balancer_backend",
+  "update_load_balancer_backend",
+  "delete_load_balancer_backend",
+  "create_load_balancer_frontend",
+  "delete_load_balancer_frontend",
+  "replace_load_balancer_members",
+];
+
 /** A simulator request log filter: an operation name, and optionally a text its path contains (an id). */
 export interface CloudRead {
   /** The operation, e.g. `get_load_balancer`. */

@@ -7,8 +7,10 @@
 import { ServiceController } from "../../lib/controllers/service_controller.ts";
 import { objectKey } from "../../lib/kube/object_key.ts";
 import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
+import type { AllowedResources } from "../../lib/provider/allowed_resources.ts";
 import type { Seed } from "../../simulator/seed.ts";
-import { fakeNode, FakeServiceWriter, FakeStore, RecordingEvents } from "./fake_cluster.ts";
+import { eventually } from "./eventually.ts";
+import { fakeNode, FakeServiceWriter, FakeStore, type RecordedEvent, RecordingEvents } from "./fake_cluster.ts";
 import { serverSeed, startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 import { slimService } from "./slim_service.ts";
 
@@ -30,6 +32,12 @@ export interface FakeServiceController extends AsyncDisposable {
   addNode(name: string, address: string): void;
   /** Puts a LoadBalancer Service `default/<name>` (port 80 → 30080, IPv4) with `extra` over it. */
   addService(name: string, extra?: Partial<SlimService>): SlimService;
+  /** Changes `default/<name>`'s annotations: each key set, or removed where its value is `null`. */
+  annotate(name: string, annotations: Record<string, string | null>): void;
+  /** Resolves with `default/<name>` once its status has an address. */
+  served(name: string, timeoutMs?: number): Promise<SlimService>;
+  /** The events about `default/<name>`, from both sources, in order. */
+  eventsOf(name: string): RecordedEvent[];
 }
 
 /** Options of {@linkcode startFakeServiceController}. */
@@ -38,6 +46,12 @@ export interface FakeServiceControllerOptions {
   seed?: Seed;
   /** Drift-check period (default 10 min: only what a test does wakes a Service). */
   driftCheckMs?: number;
+  /** The default network (default `net-1`; `null`: none configured, the nodes' shared one is used). */
+  networkId?: string | null;
+  /** `--load-balancer-class`. */
+  loadBalancerClass?: string;
+  /** The certificates, edges and networks Services may name (default: all). */
+  allowedResources?: AllowedResources;
 }
 
 /** Starts the controller over fakes; `await using` stops it and the simulator. */
@@ -57,7 +71,12 @@ export async function startFakeServiceController(
     nodes,
     clusterName: "unit",
     clusterUid: "uid-unit",
-    defaults: { networkId: "net-1", highAvailability: "auto" },
+    loadBalancerClass: options.loadBalancerClass,
+    allowedResources: options.allowedResources,
+    defaults: {
+      networkId: options.networkId === null ? undefined : (options.networkId ?? "net-1"),
+      highAvailability: "auto",
+    },
     serviceEvents,
     providerEvents,
     workers: 2,
@@ -91,6 +110,24 @@ export async function startFakeServiceController(
       const service = slimService({ namespace: "default", name, uid: `uid-${name}`, generation: 1, ...extra });
       services.put(service);
       return service;
+    },
+    annotate(name, annotations) {
+      services.update(`default/${name}`, (copy) => {
+        for (const [key, value] of Object.entries(annotations)) {
+          if (value === null) delete copy.annotations[key];
+          else copy.annotations[key] = value;
+        }
+        copy.resourceVersion = String(Number(copy.resourceVersion) + 1);
+      });
+    },
+    served(name, timeoutMs = 10_000) {
+      return eventually(() => {
+        const service = services.store.get(`default/${name}`);
+        return service?.ingress.length ? service : undefined;
+      }, { what: `default/${name}'s address`, timeoutMs });
+    },
+    eventsOf(name) {
+      return [...serviceEvents.events, ...providerEvents.events].filter((e) => e.object === `Service default/${name}`);
     },
     async [Symbol.asyncDispose]() {
       stop.abort();

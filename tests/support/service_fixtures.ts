@@ -114,16 +114,3 @@ export function eventsFor(name: string) {
 export async function deleteService(name: string): Promise<void> {
   await kubeRequest(testControlPlane(), "DELETE", `/api/v1/namespaces/${NS}/services/${name}`);
 }
-
-/** Every Ankra Cloud write operation on load balancers. */
-export const WRITES = [
-  "create_load_balancer",
-  "update_load_balancer",
-  "delete_load_balancer",
-  "create_load_balancer_backend",
-  "update_load_balancer_backend",
-  "delete_load_balancer_backend",
-  "create_load_balancer_frontend",
-  "delete_load_balancer_frontend",
-  "replace_load_balancer_members",
-];
