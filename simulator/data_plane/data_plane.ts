@@ -335,8 +335,11 @@ export class DataPlane {
         this.#track(via.owner, socket);
         this.#sessions.track(key, socket);
         return socket;
-      } catch {
-        // The next member that may take it (HAProxy's redispatch).
+      } catch (cause) {
+        // Logged as HAProxy logs a failed connect; the next member that may take it (HAProxy's redispatch).
+        this.#log(
+          `${via.owner}: a connection to member ${member.address}:${member.port} failed: ${(cause as Error).message}`,
+        );
       }
     }
     return undefined;

@@ -303,7 +303,10 @@ Deno.test({
         mark("503s over");
         await new Promise<void>((resolve) => setTimeout(resolve, 5_000)); // the stream keeps running 5 s more
         const totals = await stream.stop();
-        console.log(`${events.join("; ")}; in all ${totals.sent} requests, ${totals.failed} failed`);
+        console.log(
+          `${events.join("; ")}; in all ${totals.sent} requests, ${totals.failed} failed; ` +
+            `the slowest answer took ${totals.slowestMs} ms`,
+        );
         assert.ok(totals.sent >= 20 * 60, `only ${totals.sent} requests sent`);
         assert.deepEqual(stream.failures().slice(0, 5), [], `${totals.failed} requests failed`);
         assert.deepEqual(await loadBalancerIds(), before, "the chart's controller took over the same load balancers");
