@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { freePort, kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { type Replica, startReplica, stop } from "../support/controller_process.ts";
+import { CONTROLLER_LEASE, controllerToken } from "../support/controller_identity.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
@@ -15,7 +16,10 @@ import { startTcpProxy } from "../support/tcp_proxy.ts";
 async function kubeconfigThrough(port: number): Promise<string> {
   const plane = testControlPlane();
   const file = await Deno.makeTempFile({ suffix: ".kubeconfig" });
-  await Deno.writeTextFile(file, kubeconfigText(`https://127.0.0.1:${port}`, plane.caCert, plane.token));
+  await Deno.writeTextFile(
+    file,
+    kubeconfigText(`https://127.0.0.1:${port}`, plane.caCert, await controllerToken(plane)),
+  );
   return file;
 }
 
@@ -49,7 +53,7 @@ Deno.test("after two API server restarts in a row a new Node is initialised with
   await using cloud = await startTestCloud(testSeed({
     servers: [serverSeed({ hostname: name, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] })],
   }));
-  const replica = startReplica([
+  const replica = await startReplica([
     `--kubeconfig=${kubeconfig}`,
     "--leader-elect=false",
     "--secure-port=0",
@@ -94,11 +98,9 @@ Deno.test("an API server outage past the renew deadline ends leadership with a W
   const target = new URL(plane.url);
   await using proxy = startTcpProxy({ hostname: target.hostname, port: Number(target.port) });
   const kubeconfig = await kubeconfigThrough(proxy.port);
-  const lease = uniqueName("outage-lease");
   const port = freePort();
-  const replica = startReplica([
+  const replica = await startReplica([
     `--kubeconfig=${kubeconfig}`,
-    `--leader-elect-resource-name=${lease}`,
     "--leader-elect-lease-duration=6s",
     "--leader-elect-renew-deadline=4s",
     "--leader-elect-retry-period=1s",
@@ -114,10 +116,10 @@ Deno.test("an API server outage past the renew deadline ends leadership with a W
     assert.ok(!replica.lines.some((l) => /ERROR.*leadership/.test(l.text)), "not an ERROR");
     assert.deepEqual(
       await metric(port, "leader_election_lost_total"),
-      [`leader_election_lost_total{name="${lease}",cause="renew_deadline"} 1`],
+      [`leader_election_lost_total{name="${CONTROLLER_LEASE.name}",cause="renew_deadline"} 1`],
     );
     assert.deepEqual(await metric(port, "leader_election_master_status"), [
-      `leader_election_master_status{name="${lease}"} 0`,
+      `leader_election_master_status{name="${CONTROLLER_LEASE.name}"} 0`,
     ]);
     const lostAt = replica.lines.length;
     proxy.up();

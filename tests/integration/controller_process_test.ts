@@ -1,6 +1,7 @@
 /**
  * The controller process as it runs in a cluster: leader election between replicas, the HTTPS health and metrics
- * server with delegated authorization, and shutdown — all against the real kube-apiserver.
+ * server with delegated authorization, and shutdown — all against the real kube-apiserver, each replica as the chart's
+ * identity (its ClusterRole and its leader-election Role, holding the Lease that Role names).
  */
 import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
@@ -8,42 +9,46 @@ import { freePort, testControlPlane, uniqueName } from "../support/control_plane
 import { kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { MAIN, startReplica, stop } from "../support/controller_process.ts";
+import { CONTROLLER_LEASE, controllerKubeconfig } from "../support/controller_identity.ts";
 import { createServedNode, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 
-/** Resolves once the leader has renewed `lease` `count` more times (each renewal is a retry period of the standby's). */
-async function leaseRenewals(lease: string, count: number): Promise<void> {
+/** The chart's leader Lease the replicas (the chart's identity) hold. */
+const LEASE_PATH =
+  `/apis/coordination.k8s.io/v1/namespaces/${CONTROLLER_LEASE.namespace}/leases/${CONTROLLER_LEASE.name}`;
+
+/** Resolves once the leader has renewed the Lease `count` more times (each renewal is a retry period of the standby's). */
+async function leaseRenewals(count: number): Promise<void> {
   const renewTime = () =>
     kubeRequest<{ spec?: { renewTime?: string } }>(
       testControlPlane(),
       "GET",
-      `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${lease}`,
+      LEASE_PATH,
     ).then((answer) => answer.body.spec?.renewTime);
   const seen = new Set([await renewTime()]);
   await eventually(async () => (seen.add(await renewTime()), seen.size > count), 20_000, `${count} lease renewals`);
 }
 
-function leaseHolder(lease: string): Promise<string | undefined> {
+function leaseHolder(): Promise<string | undefined> {
   return kubeRequest<{ spec?: { holderIdentity?: string } }>(
     testControlPlane(),
     "GET",
-    `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${lease}`,
+    LEASE_PATH,
   ).then((answer) => answer.status === 200 ? answer.body.spec?.holderIdentity : undefined);
 }
 
 Deno.test("of two replicas exactly one leads; a SIGKILLed leader is replaced within the lease duration", async () => {
-  const lease = uniqueName("lease-kill");
-  const a = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+  const a = await startReplica(["--secure-port=0"]);
   try {
     await a.waitFor(/became leader/);
-    const b = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+    const b = await startReplica(["--secure-port=0"]);
     try {
       await b.waitFor(/Ankra Cloud provider initialised/);
-      await leaseRenewals(lease, 2); // two retry periods in which the standby found the lease held
+      await leaseRenewals(2); // two retry periods in which the standby found the lease held
       assert.ok(
         !b.lines.some((l) => /became leader/.test(l.text)),
         "the standby does not lead while the leader renews",
       );
-      const holder = await leaseHolder(lease);
+      const holder = await leaseHolder();
       assert.ok(holder && holder.length > 0);
       const killedAt = performance.now();
       a.child.kill("SIGKILL");
@@ -52,7 +57,7 @@ Deno.test("of two replicas exactly one leads; a SIGKILLed leader is replaced wit
       const seconds = (tookOver - killedAt) / 1000;
       assert.ok(seconds <= 15 + 2 * 1.2 + 1, `took over after ${seconds.toFixed(1)} s (lease 15 s, retry 2 s)`);
       assert.ok(seconds >= 5, `took over after ${seconds.toFixed(1)} s: before the old lease could have expired`);
-      assert.notEqual(await leaseHolder(lease), holder);
+      assert.notEqual(await leaseHolder(), holder);
     } finally {
       await stop(b);
     }
@@ -62,14 +67,13 @@ Deno.test("of two replicas exactly one leads; a SIGKILLed leader is replaced wit
 });
 
 Deno.test("a gracefully stopped leader releases the lease and the standby takes over at once, never overlapping", async () => {
-  const lease = uniqueName("lease-term");
-  const a = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+  const a = await startReplica(["--secure-port=0"]);
   try {
     await a.waitFor(/became leader/);
-    const b = startReplica([`--leader-elect-resource-name=${lease}`, "--secure-port=0"]);
+    const b = await startReplica(["--secure-port=0"]);
     try {
       await b.waitFor(/Ankra Cloud provider initialised/);
-      await leaseRenewals(lease, 1); // the standby is in its retry loop
+      await leaseRenewals(1); // the standby is in its retry loop
       const stoppedAt = performance.now();
       a.child.kill("SIGTERM");
       const status = await a.exited;
@@ -99,7 +103,7 @@ Deno.test("the HTTPS server answers health checks, reports readiness, and refuse
   await Deno.writeTextFile(`${dir}/tls.key`, tls.key);
   const port = freePort();
   const name = uniqueName("metrics-reader");
-  const replica = startReplica([
+  const replica = await startReplica([
     "--leader-elect=false",
     `--secure-port=${port}`,
     "--bind-address=127.0.0.1",
@@ -162,7 +166,6 @@ Deno.test("the HTTPS server answers health checks, reports readiness, and refuse
 });
 
 Deno.test("a controller whose output nobody reads any more still stops on SIGTERM with exit 0", async () => {
-  const plane = testControlPlane();
   await using cloud = await startTestCloud();
   const sim = cloud.simulator.sim;
   const child = new Deno.Command(Deno.execPath(), {
@@ -170,7 +173,7 @@ Deno.test("a controller whose output nobody reads any more still stops on SIGTER
       "run",
       "--allow-all",
       MAIN,
-      `--kubeconfig=${plane.kubeconfigPath}`,
+      `--kubeconfig=${await controllerKubeconfig()}`,
       "--leader-elect=false",
       "--secure-port=0",
     ],
@@ -210,7 +213,7 @@ Deno.test("a controller SIGKILLed right after creating a load balancer, then res
       "--cluster-name=kill",
       "--controllers=service",
     ], { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url, ANKRA_CLOUD_NETWORK_ID: "net-1" });
-  let replica = start();
+  let replica = await start();
   try {
     await replica.waitFor(/Ankra Cloud provider initialised/);
     await kubeOk(plane, "POST", "/api/v1/namespaces/default/services", {
@@ -221,7 +224,7 @@ Deno.test("a controller SIGKILLed right after creating a load balancer, then res
     replica.child.kill("SIGKILL");
     await replica.exited;
     assert.equal(sim.loadBalancers.items.size, 1);
-    replica = start();
+    replica = await start();
     await eventually(
       async () => (await serviceIngress(plane, "default", service)).length > 0,
       20_000,

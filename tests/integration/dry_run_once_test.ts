@@ -38,7 +38,7 @@ Deno.test("a dry run with an uninitialised Node and a LoadBalancer Service logs 
   await kubeOk(plane, "POST", "/api/v1/namespaces/default/services", {
     body: { metadata: { name: service }, spec: { type: "LoadBalancer", ports: [{ name: "http", port: 80 }] } },
   });
-  const replica = startReplica([
+  const replica = await startReplica([
     "--dry-run",
     `--cluster-name=${uniqueName("once")}`,
     `--secure-port=${freePort()}`,

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { type Replica, startReplica, stop } from "../support/controller_process.ts";
+import { CONTROLLER_LEASE } from "../support/controller_identity.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { moreReads } from "../support/cloud_passes.ts";
 import { eventually } from "../support/eventually.ts";
@@ -45,11 +46,10 @@ async function snapshot(cloud: TestCloud, nodes: string[], services: string[]): 
   return { versions, events, cloudWrites };
 }
 
-function runDryRun(cloud: TestCloud, cluster: string, lease: string, port: number): Replica {
+function runDryRun(cloud: TestCloud, cluster: string, port: number): Promise<Replica> {
   return startReplica([
     "--dry-run",
     `--cluster-name=${cluster}`,
-    `--leader-elect-resource-name=${lease}`,
     `--secure-port=${port}`,
     "--bind-address=127.0.0.1",
     "--metrics-authorization=none",
@@ -63,14 +63,14 @@ async function metricsText(port: number): Promise<string> {
   return new TextDecoder().decode(out.stdout);
 }
 
-async function assertNothingWritten(cloud: TestCloud, before: Snapshot, after: Snapshot, lease: string) {
+async function assertNothingWritten(cloud: TestCloud, before: Snapshot, after: Snapshot) {
   assert.equal(after.cloudWrites, before.cloudWrites, "no Ankra Cloud write");
   assert.deepEqual([...after.versions], [...before.versions], "every resourceVersion unchanged");
   assert.equal(after.events, before.events, "no event recorded");
   const leaseAnswer = await kubeRequest(
     plane(),
     "GET",
-    `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${lease}`,
+    `/apis/coordination.k8s.io/v1/namespaces/${CONTROLLER_LEASE.namespace}/leases/${CONTROLLER_LEASE.name}`,
   );
   assert.equal(leaseAnswer.status, 404, "no Lease taken");
   void cloud;
@@ -78,7 +78,6 @@ async function assertNothingWritten(cloud: TestCloud, before: Snapshot, after: S
 
 Deno.test("a dry run against a world the Go controller built reports adoption with only the UID label, writing nothing", async () => {
   const cluster = uniqueName("go");
-  const lease = uniqueName("dry-lease");
   await using cloud = await startTestCloud(testSeed());
   const sim = cloud.simulator.sim;
   // Two servers: one in a zone with one compute node (the Go controller made a single VM there), one HA zone.
@@ -169,7 +168,7 @@ Deno.test("a dry run against a world the Go controller built reports adoption wi
   }
   const before = await snapshot(cloud, names, services);
   const port = freePort();
-  const replica = runDryRun(cloud, cluster, lease, port);
+  const replica = await runDryRun(cloud, cluster, port);
   try {
     // The one change to a Go controller's load balancer: the cluster-uid label, merged with its two labels.
     for (const name of services) {
@@ -198,7 +197,7 @@ Deno.test("a dry run against a world the Go controller built reports adoption wi
     const metrics = await metricsText(port);
     assert.match(metrics, /ankra_ccm_dry_run_planned_action\{controller="service",.*action="write_status".*\} 1/);
     const after = await snapshot(cloud, names, services);
-    await assertNothingWritten(cloud, before, after, lease);
+    await assertNothingWritten(cloud, before, after);
   } finally {
     await stop(replica);
     for (const name of services) {
@@ -213,7 +212,6 @@ Deno.test("a dry run against a world the Go controller built reports adoption wi
 
 Deno.test("a dry run against a new cluster says what it would create and initialise, and writes nothing", async () => {
   const cluster = uniqueName("new");
-  const lease = uniqueName("dry-lease");
   await using cloud = await startTestCloud(testSeed());
   const sim = cloud.simulator.sim;
   const names = [uniqueName("new-node"), uniqueName("new-node")];
@@ -227,7 +225,7 @@ Deno.test("a dry run against a new cluster says what it would create and initial
   });
   const before = await snapshot(cloud, names, [service]);
   const port = freePort();
-  const replica = runDryRun(cloud, cluster, lease, port);
+  const replica = await runDryRun(cloud, cluster, port);
   try {
     for (const name of names) {
       await replica.waitFor(
@@ -248,7 +246,7 @@ Deno.test("a dry run against a new cluster says what it would create and initial
     assert.match(metrics, /ankra_ccm_dry_run_actions\{controller="cloud-node",action="patch_node_addresses"\} 2/);
     await moreReads(sim, { operation: "list_servers" }); // the controllers went round once more, still writing nothing
     const after = await snapshot(cloud, names, [service]);
-    await assertNothingWritten(cloud, before, after, lease);
+    await assertNothingWritten(cloud, before, after);
     assert.equal(sim.loadBalancers.items.size, 0);
   } finally {
     await stop(replica);
@@ -259,7 +257,6 @@ Deno.test("a dry run against a new cluster says what it would create and initial
 
 Deno.test("a dry run with initialised nodes names the load balancer it would create, with every call's body", async () => {
   const cluster = uniqueName("plan");
-  const lease = uniqueName("dry-lease");
   await using cloud = await startTestCloud(testSeed());
   const sim = cloud.simulator.sim;
   const name = uniqueName("plan-node");
@@ -279,7 +276,7 @@ Deno.test("a dry run with initialised nodes names the load balancer it would cre
   });
   const before = await snapshot(cloud, [name], [service]);
   const port = freePort();
-  const replica = runDryRun(cloud, cluster, lease, port);
+  const replica = await runDryRun(cloud, cluster, port);
   try {
     await replica.waitFor(
       new RegExp(
@@ -302,7 +299,7 @@ Deno.test("a dry run with initialised nodes names the load balancer it would cre
     const metrics = await metricsText(port);
     assert.match(metrics, /ankra_ccm_dry_run_actions\{controller="service",action="create_load_balancer"\} 1/);
     await moreReads(sim, { operation: "list_servers" }); // the controllers went round once more, still writing nothing
-    await assertNothingWritten(cloud, before, await snapshot(cloud, [name], [service]), lease);
+    await assertNothingWritten(cloud, before, await snapshot(cloud, [name], [service]));
     assert.equal(sim.loadBalancers.items.size, 0);
   } finally {
     await stop(replica);

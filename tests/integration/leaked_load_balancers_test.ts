@@ -137,7 +137,7 @@ Deno.test("the controller binary sweeps a leak by default, only reports it in a 
     ...extra,
   ];
   // Flag off: three drift periods pass (the shared server list runs once a second) and the leak stays.
-  const off = startReplica(args(["--sweep-leaked-load-balancers=false"]), env);
+  const off = await startReplica(args(["--sweep-leaked-load-balancers=false"]), env);
   try {
     await moreReads(sim, { operation: "list_servers" }, { count: 4, timeoutMs: 30_000 });
     assert.ok(sim.loadBalancers.items.has(leakedId), "with the flag off nothing is swept");
@@ -146,7 +146,7 @@ Deno.test("the controller binary sweeps a leak by default, only reports it in a 
     await stop(off);
   }
   // Dry run: reported, never deleted.
-  const dry = startReplica(args(["--dry-run"]), env);
+  const dry = await startReplica(args(["--dry-run"]), env);
   try {
     await dry.waitFor(/dry run: would delete leaked load balancer/, 30_000);
     assert.ok(sim.loadBalancers.items.has(leakedId), "a dry run deletes nothing");
@@ -155,7 +155,7 @@ Deno.test("the controller binary sweeps a leak by default, only reports it in a 
     await stop(dry);
   }
   // Default: swept, with an INFO line naming it.
-  const on = startReplica(args([]), env);
+  const on = await startReplica(args([]), env);
   try {
     const listsBefore = sim.count("list_load_balancers");
     await on.waitFor(/deleted leaked load balancer/, 30_000);

@@ -25,7 +25,7 @@ async function fetchInsecure(port: number, path: string): Promise<{ status: numb
 Deno.test("a token the API refuses makes /readyz fail with the reason, logs one ERROR and shows on /metrics", async () => {
   await using cloud = await startTestCloud();
   const port = freePort();
-  const replica = startReplica([
+  const replica = await startReplica([
     "--leader-elect=false",
     `--secure-port=${port}`,
     "--bind-address=127.0.0.1",
@@ -71,7 +71,7 @@ Deno.test("serving problems are one line naming the flag, exit code 2", async ()
       [[`--secure-port=${freePort()}`, "--bind-address=localhost:80"], /--bind-address must be an IP address/],
     ];
     for (const [args, pattern] of cases) {
-      const replica = startReplica(["--leader-elect=false", ...args]);
+      const replica = await startReplica(["--leader-elect=false", ...args]);
       const status = await replica.exited;
       const text = replica.lines.map((l) => l.text).join("\n");
       assert.equal(status.code, 2, `${args.join(" ")} → exit ${status.code}:\n${text}`);
@@ -103,7 +103,7 @@ Deno.test("one malformed item in a list answer costs that item only: the other n
   sim.faults.add({ operation: "list_load_balancers", malformed: "item", item_index: 0, times: 0 });
   const service = uniqueName("item-svc");
   for (const name of names) await kubeOk(plane, "POST", "/api/v1/nodes", { body: kubeletNode(name) });
-  const replica = startReplica([
+  const replica = await startReplica([
     "--leader-elect=false",
     "--secure-port=0",
     "--server-list-period=2s",

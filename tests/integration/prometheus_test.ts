@@ -60,7 +60,6 @@ Deno.test("a real Prometheus scraping the controller answers every dashboard pan
   const sim = cloud.simulator.sim;
   const dir = await Deno.makeTempDir({ prefix: "ccm-prometheus-test-" });
   const reader = uniqueName("prometheus");
-  const lease = uniqueName("prometheus-lease");
   const node = uniqueName("prom-node");
   const warmUp = `${reader}-warm-up`;
   const burst = Array.from({ length: BURST }, (_, i) => `${reader}-svc-${i}`);
@@ -96,10 +95,9 @@ Deno.test("a real Prometheus scraping the controller answers every dashboard pan
       interfaces: [{ network_id: "net-1", address: "10.0.0.211" }],
     }));
     const port = freePort();
-    replica = startReplica(
+    replica = await startReplica(
       [
         "--leader-elect=true",
-        `--leader-elect-resource-name=${lease}`,
         `--secure-port=${port}`,
         "--bind-address=127.0.0.1",
         "--cluster-name=prom",

@@ -76,7 +76,7 @@ Deno.test("a rotated token file is used without a restart: new Services get addr
     );
     return { name, seconds: seconds(created, performance.now()) };
   };
-  const replica = startReplica([
+  const replica = await startReplica([
     "--leader-elect=false",
     `--secure-port=${port}`,
     "--bind-address=127.0.0.1",

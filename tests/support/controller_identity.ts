@@ -2,18 +2,20 @@
  * The identity the in-process controllers of the suite run as: a ServiceAccount bound by the chart's own ClusterRole
  * and leader-election Role (rendered by `helm template`, `chart_rbac.ts`) in a namespace of its own — not the
  * control plane's admin. A test doing what the chart's role does not allow fails the way a user's cluster would.
- * Made once per control plane and test process; its token lasts a day.
+ * Made once per control plane and test process; its token lasts a day. Controller processes (`controller_process.ts`)
+ * run as it too, with a kubeconfig of its token, holding the Lease the chart's Role names.
  *
  * @module
  */
 import { applyDocs, chartRbac } from "./chart_rbac.ts";
-import { type SharedControlPlane, testControlPlane } from "./control_plane.ts";
+import { kubeconfigText, type SharedControlPlane, testControlPlane } from "./control_plane.ts";
 import { kubeOk, kubeRequest } from "./kube_http.ts";
 
 /** The namespace of the suite's controller ServiceAccount (`ankra-cloud-ccm`). */
 export const CONTROLLER_NAMESPACE = "ccm-suite-controller";
 
 const tokens = new Map<string, Promise<string>>();
+const kubeconfigs = new Map<string, Promise<string>>();
 
 async function makeIdentity(plane: SharedControlPlane): Promise<string> {
   const namespace = await kubeRequest(plane, "POST", "/api/v1/namespaces", {
@@ -68,4 +70,38 @@ export function controllerToken(plane: SharedControlPlane = testControlPlane()):
     tokens.set(plane.url, token);
   }
   return token;
+}
+
+/** The leader Lease the chart's Role lets the identity hold: `ankra-cloud-ccm` in the identity's own namespace. */
+export const CONTROLLER_LEASE = { namespace: CONTROLLER_NAMESPACE, name: "ankra-cloud-ccm" } as const;
+
+/**
+ * A kubeconfig file of the suite's controller identity on the test control plane, reaching it at `url` (default the
+ * plane's own; a test cutting the API off gives its proxy's).
+ */
+export function controllerKubeconfig(url?: string): Promise<string> {
+  const plane = testControlPlane();
+  const server = url ?? plane.url;
+  let file = kubeconfigs.get(server);
+  if (!file) {
+    file = (async () => {
+      const path = await Deno.makeTempFile({ prefix: "ccm-controller-", suffix: ".kubeconfig" });
+      await Deno.writeTextFile(path, kubeconfigText(server, plane.caCert, await controllerToken(plane)));
+      return path;
+    })();
+    file.catch(() => kubeconfigs.delete(server));
+    kubeconfigs.set(server, file);
+  }
+  return file;
+}
+
+/** Deletes the identity's leader Lease (as the admin), so the next replica does not wait out a killed one's term. */
+export async function freshLease(): Promise<void> {
+  const { namespace, name } = CONTROLLER_LEASE;
+  const answer = await kubeRequest(
+    testControlPlane(),
+    "DELETE",
+    `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${name}`,
+  );
+  if (answer.status !== 200 && answer.status !== 404) throw new Error(`deleting the Lease answered ${answer.status}`);
 }

@@ -1,9 +1,11 @@
 /**
- * The controller as a separate process (`main.ts`) against the test control plane, with its output captured.
+ * The controller as a separate process (`main.ts`) against the test control plane, with its output captured. It runs
+ * as the chart's identity (`controller_identity.ts`): a ServiceAccount token bound by the chart's ClusterRole and
+ * leader-election Role, holding the Lease that Role names — not the control plane's admin.
  *
  * @module
  */
-import { testControlPlane } from "./control_plane.ts";
+import { CONTROLLER_LEASE, controllerKubeconfig, freshLease } from "./controller_identity.ts";
 import { permissionFlagsFor } from "../../lib/runtime_permissions.ts";
 import { eventually } from "./eventually.ts";
 
@@ -32,13 +34,27 @@ export interface ReplicaOptions {
   launcher?: string;
 }
 
+/** Replicas started and not yet exited: the first of a test starts from a fresh Lease. */
+const live = new Set<Deno.ChildProcess>();
+
 /**
- * Starts `main.ts` against the test control plane with `args` (after `--kubeconfig` and `--v=4`) and `env` (an
- * unreachable API and a dummy token unless given; no dummy token when `env` names a token file).
+ * Starts `main.ts` against the test control plane with `args` and `env` (an unreachable API and a dummy token unless
+ * given; no dummy token when `env` names a token file). Before `args`: `--v=4`, the controller identity's kubeconfig
+ * (unless `args` has a `--kubeconfig`) and its Lease namespace (unless `args` names one). When no other replica of
+ * this test process is running, the Lease is deleted first: a killed replica of an earlier test holds nothing.
  */
-export function startReplica(args: string[], env: Record<string, string> = {}, options: ReplicaOptions = {}): Replica {
-  const plane = testControlPlane();
-  const fullArgs = [`--kubeconfig=${plane.kubeconfigPath}`, "--v=4", ...args];
+export async function startReplica(
+  args: string[],
+  env: Record<string, string> = {},
+  options: ReplicaOptions = {},
+): Promise<Replica> {
+  const given = (flag: string) => args.some((arg) => arg.startsWith(`${flag}=`));
+  const identity = given("--kubeconfig") ? [] : [`--kubeconfig=${await controllerKubeconfig()}`];
+  const lease = given("--leader-elect-resource-namespace")
+    ? []
+    : [`--leader-elect-resource-namespace=${CONTROLLER_LEASE.namespace}`];
+  if (live.size === 0) await freshLease();
+  const fullArgs = [...identity, "--v=4", ...lease, ...args];
   const fullEnv = {
     ...(env.ANKRA_CLOUD_TOKEN_FILE ? {} : { ANKRA_CLOUD_TOKEN: "act_not-used-by-these-tests" }),
     ANKRA_CLOUD_API_URL: "https://127.0.0.1:1",
@@ -57,6 +73,7 @@ export function startReplica(args: string[], env: Record<string, string> = {}, o
     stderr: "piped",
     stdin: "null",
   }).spawn();
+  live.add(child);
   const lines: { at: number; text: string }[] = [];
   const pump = async (stream: ReadableStream<Uint8Array>) => {
     let buffer = "";
@@ -71,6 +88,7 @@ export function startReplica(args: string[], env: Record<string, string> = {}, o
   };
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
   const exited = child.status.then(async (status) => {
+    live.delete(child);
     await pumps;
     return status;
   });

@@ -12,6 +12,7 @@ import { freePort, type SharedControlPlane, testControlPlane, uniqueName } from 
 import { kubeOk } from "./kube_http.ts";
 import { eventually } from "./eventually.ts";
 import { type Replica, startReplica, stop } from "./controller_process.ts";
+import { CONTROLLER_LEASE } from "./controller_identity.ts";
 
 /** Options of {@linkcode runMetricsFlood}. */
 export interface MetricsFloodOptions {
@@ -68,17 +69,20 @@ async function tokenReviews(plane: SharedControlPlane, client: Deno.HttpClient):
 }
 
 /** Reads the Lease every 200 ms; `problem` is set once another holder or a renewal older than `leaseMs` is seen. */
-function leaseWatch(plane: SharedControlPlane, client: Deno.HttpClient, lease: string, leaseMs: number) {
+function leaseWatch(plane: SharedControlPlane, client: Deno.HttpClient, leaseMs: number) {
   const state = { renewals: 0, longestGapMs: 0, problem: undefined as string | undefined, stopped: false };
   const running = (async () => {
     let holder: string | undefined;
     let lastRenew = "";
     let lastChangeAt = performance.now();
     while (!state.stopped) {
-      const response = await fetch(`${plane.url}/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${lease}`, {
-        client,
-        headers: { authorization: `Bearer ${plane.token}` },
-      });
+      const response = await fetch(
+        `${plane.url}/apis/coordination.k8s.io/v1/namespaces/${CONTROLLER_LEASE.namespace}/leases/${CONTROLLER_LEASE.name}`,
+        {
+          client,
+          headers: { authorization: `Bearer ${plane.token}` },
+        },
+      );
       const spec = ((await response.json()) as { spec?: { holderIdentity?: string; renewTime?: string } }).spec;
       const now = performance.now();
       if (spec?.renewTime && spec.renewTime !== lastRenew) {
@@ -136,14 +140,12 @@ export async function runMetricsFlood(options: MetricsFloodOptions = {}): Promis
   await Deno.writeTextFile(`${dir}/tls.crt`, tls.cert);
   await Deno.writeTextFile(`${dir}/tls.key`, tls.key);
   const port = freePort();
-  const lease = uniqueName("metrics-flood");
   const kube = Deno.createHttpClient({ caCerts: [plane.caCert] });
   const flood = Deno.createHttpClient({ caCerts: [tls.ca], http2: false, poolMaxIdlePerHost: concurrency });
   let replica: Replica | undefined;
   let watch: ReturnType<typeof leaseWatch> | undefined;
   try {
-    replica = startReplica([
-      `--leader-elect-resource-name=${lease}`,
+    replica = await startReplica([
       `--leader-elect-lease-duration=${leaseSeconds}s`,
       "--leader-elect-renew-deadline=4s",
       "--leader-elect-retry-period=1s",
@@ -162,7 +164,7 @@ export async function runMetricsFlood(options: MetricsFloodOptions = {}): Promis
         .then(async (response) => (await response.arrayBuffer(), response.status));
     await eventually(async () => (await scrape()) === 200, 20_000, "the scraper is allowed");
 
-    watch = leaseWatch(plane, kube, lease, leaseSeconds * 1000);
+    watch = leaseWatch(plane, kube, leaseSeconds * 1000);
     const reviewsBefore = await tokenReviews(plane, kube);
     const answers: FloodAnswer[] = [];
     let sent = 0;
