@@ -1,16 +1,16 @@
 /**
  * `ankra-cloud-ccm doctor` end to end, its Ankra Cloud side: the real kube-apiserver, the Ankra Cloud simulator served
  * over TLS (its CA in ANKRA_CLOUD_CA_BUNDLE) and the doctor in-process. A healthy setup passes every check; the
- * configuration, the API's certificate, a refused or read-only token, the account's billing gates and its load
- * balancer quota are each seen failing (or warning), with the checks that depend on them skipped; nothing the doctor
- * does may change either side.
+ * configuration, the API's certificate and a refused token are each seen failing, with the checks that depend on them
+ * skipped and the cluster's checks still run; nothing the doctor does may change either side. A read-only token, the
+ * account's billing gates and its load balancer quota are read over the in-process simulator in
+ * tests/unit/doctor/doctor_cloud_side_test.ts.
  *
  * Every test starts from a cluster without Nodes and without the Leases the doctor reads (test files run one after
  * another, so this touches no other test's objects).
  */
 import assert from "node:assert/strict";
-import { AnkraCloudClient } from "../../lib/cloud/client.ts";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { uniqueName } from "../support/control_plane.ts";
 import {
   cloudEnv,
   createNode,
@@ -20,7 +20,6 @@ import {
   startCloud,
   writesOf,
 } from "../support/doctor_world.ts";
-import { READ_ONLY_TOKEN, TEST_TOKEN } from "../support/simulator.ts";
 
 Deno.test("a healthy cluster: every check passes, exit code 0, and only the refused probe is not a read", async () => {
   await resetCluster();
@@ -64,39 +63,6 @@ Deno.test("a token the API refuses fails, and the checks that need it are skippe
   await resetCluster();
 });
 
-Deno.test("a read-only token fails the operate check; the account check is skipped", async () => {
-  await resetCluster();
-  await using cloud = await startCloud();
-  await healthyWorld(cloud);
-  const { report, by } = await doctor(cloudEnv(cloud, { ANKRA_CLOUD_TOKEN: READ_ONLY_TOKEN }));
-  assert.equal(report.ok, false);
-  assert.equal(by["token-valid"].status, "pass");
-  assert.equal(by["token-operate"].status, "fail");
-  assert.match(by["token-operate"].result, /HTTP 403 on create_load_balancer/);
-  assert.match(by["token-operate"].fix!, /operate permission/);
-  assert.equal(by["account-can-create"].status, "skip");
-  assert.equal(by["nodes-matched"].status, "pass", "reads still work");
-  await resetCluster();
-});
-
-Deno.test("billing gates: an unverified email and a missing payment method fail the account check", async () => {
-  await resetCluster();
-  await using cloud = await startCloud();
-  const settings = cloud.simulator.sim.world.settings;
-  settings.email_verified = false;
-  let { by } = await doctor(cloudEnv(cloud));
-  assert.equal(by["token-operate"].status, "pass");
-  assert.equal(by["account-can-create"].status, "fail");
-  assert.match(by["account-can-create"].result, /email_unverified/);
-  settings.email_verified = true;
-  settings.payment = "payment_method_required";
-  ({ by } = await doctor(cloudEnv(cloud)));
-  assert.equal(by["account-can-create"].status, "fail");
-  assert.match(by["account-can-create"].result, /HTTP 402 payment_method_required/);
-  assert.match(by["account-can-create"].fix!, /payment method/);
-  assert.equal(cloud.simulator.sim.loadBalancers.items.size, 0);
-});
-
 Deno.test("an API certificate from an unknown CA fails reachability and points at ANKRA_CLOUD_CA_BUNDLE", async () => {
   await resetCluster();
   await using cloud = await startCloud();
@@ -124,28 +90,5 @@ Deno.test("without a token the configuration fails first; the Kubernetes checks 
   assert.equal(by["k3s-servicelb"].status, "pass");
   assert.equal(by["rbac"].status, "pass");
   assert.equal(by["nodes-matched"].status, "skip");
-  await resetCluster();
-});
-
-Deno.test("an account at the load balancer limit warns: a new Service would be refused", async () => {
-  await resetCluster();
-  await using cloud = await startCloud();
-  await healthyWorld(cloud);
-  const client = new AnkraCloudClient({
-    apiUrl: cloud.simulator.url,
-    token: TEST_TOKEN,
-    caBundle: testControlPlane().caCert,
-  });
-  try {
-    for (let i = 0; i < 5; i++) {
-      await client.createLoadBalancer({ zone: "de-fsn1", name: `lb-${i}`, network_id: "net-1", public_ipv4: false });
-    }
-  } finally {
-    client.close();
-  }
-  assert.equal(cloud.simulator.sim.loadBalancers.items.size, 5);
-  const { by } = await doctor(cloudEnv(cloud));
-  assert.equal(by["load-balancer-quota"].status, "warn");
-  assert.match(by["load-balancer-quota"].result, /5 load balancers of at most 5/);
   await resetCluster();
 });

@@ -1,6 +1,8 @@
 /**
  * `--require-load-balancer-class` end to end: the real kube-apiserver, the simulator and the service controller. With
- * the flag, a Service without a class is another implementation's: no load balancer, no event, no finalizer.
+ * the flag, a Service without a class is another implementation's: no load balancer, no event, no finalizer. Without
+ * it, a class-less Service served beside the classed one runs over fakes in
+ * tests/unit/controllers/service_settings_test.ts.
  */
 import assert from "node:assert/strict";
 import { uniqueName } from "../support/control_plane.ts";
@@ -49,27 +51,6 @@ Deno.test("with --require-load-balancer-class a class-less Service gets no load 
     await deleteService(ours);
     await deleteService(other);
     await eventually(async () => !(await serviceExists(ours)), 15_000, "the classed Service gone");
-    await deleteNodes(nodes);
-  }
-});
-
-Deno.test("without --require-load-balancer-class a class-less Service is served beside the classed one, as before", async () => {
-  await using env = await startServiceController({ loadBalancerClass: CLASS });
-  const sim = env.cloud.simulator.sim;
-  const nodes = await createNodes(1);
-  const plain = uniqueName("plain");
-  const classed = uniqueName("classed");
-  await createService(plain);
-  await createService(classed, { loadBalancerClass: CLASS });
-  try {
-    for (const name of [plain, classed]) {
-      await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, `${name} served`);
-    }
-    assert.equal(sim.loadBalancers.items.size, 2);
-  } finally {
-    await deleteService(plain);
-    await deleteService(classed);
-    await eventually(async () => !(await serviceExists(plain)) && !(await serviceExists(classed)), 15_000);
     await deleteNodes(nodes);
   }
 });

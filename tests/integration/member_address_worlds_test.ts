@@ -1,14 +1,11 @@
 /**
- * The member-address rule in the two worlds `network_rules_test.ts` leaves to units, end to end (real kube-apiserver,
- * simulator, service controller in-process, `main.ts doctor` as a subprocess):
+ * The member-address rule in a mixed world, end to end (real kube-apiserver, simulator, service controller
+ * in-process, `main.ts doctor` as a subprocess): worker-a's server has a leg on the named network, worker-b's has none
+ * (only its public IPv6). A dual-stack Service is served by worker-a's leg (IPv4 and its ULA address) and worker-b's
+ * public IPv6; IPv4 leaves worker-b out with a Warning naming it; the doctor warns the same way. 300 IPv6-only servers
+ * run over fakes in tests/unit/controllers/ipv6_only_members_test.ts.
  *
- * - a mixed world: worker-a's server has a leg on the named network, worker-b's has none (only its public IPv6). A
- *   dual-stack Service is served by worker-a's leg (IPv4 and its ULA address) and worker-b's public IPv6; IPv4 leaves
- *   worker-b out with a Warning naming it; the doctor warns the same way;
- * - 300 IPv6-only servers (no legs) and a Service naming the network: 256 members (the API's limit), every one a
- *   server's public IPv6 address, and the TooManyMembers Warning counts the candidates.
- *
- * Every test starts from a cluster without Nodes (test files run one after another).
+ * The test starts from a cluster without Nodes (test files run one after another).
  */
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
@@ -24,7 +21,7 @@ import {
   ingressIps,
   serviceExists,
 } from "../support/service_fixtures.ts";
-import { serverSeed, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { serverSeed, TEST_TOKEN } from "../support/simulator.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -103,50 +100,5 @@ Deno.test("a mixed world: a server with a leg is a member by it, one without by 
     await deleteService(name);
     await eventually(async () => !(await serviceExists(name)), 15_000, "the Service gone");
     await deleteNodes([a, b]);
-  }
-});
-
-Deno.test("300 IPv6-only servers and a Service naming the network: 256 members, each a server's public IPv6", async () => {
-  await kubeOk(testControlPlane(), "DELETE", "/api/v1/nodes");
-  await using env = await startServiceController({ seed: testSeed(), networkId: null });
-  const { sim } = env.cloud.simulator;
-  const prefix = uniqueName("v6only");
-  const nodes: string[] = [];
-  const publicIpv6 = new Set<string>();
-  for (let i = 0; i < 300; i++) {
-    const hostname = `${prefix}-${i}`;
-    const server = sim.world.addServer(serverSeed({ hostname, zone: "de-fsn1" }));
-    publicIpv6.add(server.public_ipv6!);
-    await createNode(hostname, server.id, [server.public_ipv6!]);
-    nodes.push(hostname);
-  }
-  const name = uniqueName("web6");
-  await createService(name, {
-    ipFamilies: ["IPv6"],
-    ipFamilyPolicy: "SingleStack",
-    annotations: { "load-balancer.ankra.cloud/network-id": "net-1" },
-  });
-  try {
-    await eventually(async () => ingressIps(await getService(name)).length > 0, 30_000, "an address");
-    const lb = [...sim.loadBalancers.items.values()].find((l) =>
-      l.labels["ccm.ankra.cloud/service"] === `default/${name}`
-    )!;
-    const members = lb.backends[0].members;
-    assert.equal(members.length, 256, "the API's limit, no more");
-    assert.equal(new Set(members.map((m) => m.address)).size, 256, "256 different servers");
-    assert.ok(members.every((m) => publicIpv6.has(m.address)), "every member is a server's public IPv6 address");
-    await eventually(
-      async () =>
-        (await eventsFor(name)).some((e) =>
-          e.reason === "TooManyMembers" && /256 of 300 node addresses/.test(e.message)
-        ),
-      10_000,
-      "the TooManyMembers Warning",
-    );
-    assert.ok(!(await eventsFor(name)).some((e) => e.reason === "NodeWithoutMemberAddress"), "no node left out");
-  } finally {
-    await deleteService(name);
-    await eventually(async () => !(await serviceExists(name)), 20_000, "the Service gone");
-    await deleteNodes(nodes);
   }
 });

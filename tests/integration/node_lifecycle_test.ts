@@ -3,8 +3,8 @@
  * with proof only (never during an API outage, never another provider's), and a node going NotReady has its server
  * read at once. The real kube-apiserver, the Ankra Cloud simulator, the node controllers in-process.
  *
- * A NotReady node deleted once its server is gone (with `DeletingNode`) is tested over fakes (fast tier,
- * tests/unit/controllers/node_controllers_test.ts); the decision for a `deleting` server in
+ * A NotReady node deleted once its server is gone (with `DeletingNode`) and another provider's NotReady node left
+ * alone are tested over fakes (fast tier, tests/unit/controllers/node_controllers_test.ts); the decision for a `deleting` server in
  * tests/unit/provider/lifecycle_action_test.ts.
  */
 import assert from "node:assert/strict";
@@ -15,11 +15,9 @@ import { serverSeed } from "../support/simulator.ts";
 import {
   createNode,
   deleteNode,
-  eventsFor,
   failedListsSpanning,
   getNode,
   nodeExists,
-  passesAfterNextList,
   setReady,
   SHUTDOWN,
   tainted,
@@ -71,22 +69,6 @@ Deno.test("an API outage (errors, then hangs) while nodes are NotReady deletes n
     }
     sim.faults.clear();
     await eventually(async () => !(await nodeExists(name)), 40_000, "node deleted after the outage");
-  } finally {
-    await deleteNode(name);
-  }
-});
-
-Deno.test("a NotReady node of another provider is left alone: no lookup, no event, never deleted", async () => {
-  await using env = await startNodeControllers();
-  const name = uniqueName("foreign");
-  await createNode(name, { providerID: "hcloud://123456" });
-  try {
-    await setReady(name, false);
-    await passesAfterNextList(env.cloud.simulator.sim);
-    assert.ok(await nodeExists(name));
-    assert.deepEqual(await eventsFor(name), []);
-    assert.ok(tainted(await getNode(name), UNINITIALIZED), "not ours to initialise");
-    assert.equal(env.cloud.simulator.sim.count("get_server"), 0);
   } finally {
     await deleteNode(name);
   }

@@ -1,8 +1,9 @@
 /**
  * The Service's `load-balancer.ankra.cloud/Ready` condition end to end (real kube-apiserver, simulator, the service
  * controller in-process): `kubectl wait --for=condition=…` returns once the load balancer serves; `False` names why
- * (an invalid annotation, the account's quota, an API outage) with the event's words; one write per change and none at
- * steady state; the condition goes when the Service stops being a LoadBalancer.
+ * (an invalid annotation) with the event's words; one write per change and none at steady state; the condition goes
+ * when the Service stops being a LoadBalancer. The account's quota and an API outage, over fakes, are in
+ * tests/unit/controllers/ready_condition_test.ts.
  */
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
@@ -79,36 +80,6 @@ Deno.test("Ready: kubectl wait returns once the load balancer serves; steady sta
   } finally {
     await deleteService(name);
     await eventually(async () => !(await serviceExists(name)), 15_000, "the Service gone");
-    await deleteNodes(nodes);
-  }
-});
-
-Deno.test("Ready: the account's quota and an API outage say so; the Service serves once they pass", async () => {
-  await using env = await startServiceController({ seed: testSeed({ settings: { load_balancer_quota: 1 } }) });
-  const { sim } = env.cloud.simulator;
-  const nodes = await createNodes(1);
-  const first = uniqueName("quota-a");
-  const second = uniqueName("quota-b");
-  await createService(first);
-  try {
-    await eventually(() => reasonIs(first, "Serving"), 15_000, "the first Service serving");
-    await createService(second);
-    await eventually(() => reasonIs(second, "QuotaExceeded"), 15_000, "QuotaExceeded");
-    assert.equal(readyOf(await getService(second))!.status, "False");
-
-    // The first Service goes; the second waits out an outage of the API, then serves.
-    sim.faults.add({ operation: "*", status: 503, reason: "outage", times: 0 });
-    await deleteService(first);
-    await eventually(() => reasonIs(second, "WaitingForAPI"), 20_000, "WaitingForAPI");
-    sim.faults.clear();
-    await eventually(() => reasonIs(second, "Serving"), 60_000, "serving after the outage");
-    assert.ok(ingressIps(await getService(second)).length > 0);
-  } finally {
-    sim.faults.clear();
-    for (const name of [first, second]) await deleteService(name);
-    for (const name of [first, second]) {
-      await eventually(async () => !(await serviceExists(name)), 20_000, "the Service gone");
-    }
     await deleteNodes(nodes);
   }
 });

@@ -1,23 +1,14 @@
 /**
  * Nodes that are not Ankra servers (`node.ankra.cloud/managed=false`) end to end: the real kube-apiserver, the
- * simulator, the node controllers and the service controller in-process.
+ * simulator, the node controllers in-process. Such a node never being a load balancer member (the label coming and
+ * going) runs over fakes in tests/unit/controllers/service_rules_test.ts.
  */
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventsFor, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually, startNodeControllers } from "../support/node_controllers.ts";
-import { createServedNode, serverSeed } from "../support/simulator.ts";
-import {
-  createNodes,
-  createService,
-  deleteNodes,
-  deleteService,
-  getService,
-  ingressIps,
-  serviceExists,
-} from "../support/service_fixtures.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { serverSeed } from "../support/simulator.ts";
 
 const UNMANAGED = { "node.ankra.cloud/managed": "false" };
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
@@ -28,12 +19,6 @@ function getNode(name: string): Promise<V1Node> {
 
 async function nodeExists(name: string): Promise<boolean> {
   return (await kubeRequest(testControlPlane(), "GET", `/api/v1/nodes/${name}`)).status === 200;
-}
-
-async function setLabel(name: string, value: string | null): Promise<void> {
-  await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${name}`, {
-    body: { metadata: { labels: { "node.ankra.cloud/managed": value } } },
-  });
 }
 
 Deno.test("a node labelled node.ankra.cloud/managed=false is never looked up, initialised, tainted or deleted, and gets no event", async () => {
@@ -87,36 +72,5 @@ Deno.test("a node labelled node.ankra.cloud/managed=false is never looked up, in
     for (const name of [onPrem, lookalike, control]) {
       await kubeRequest(testControlPlane(), "DELETE", `/api/v1/nodes/${name}`);
     }
-  }
-});
-
-Deno.test("a node labelled node.ankra.cloud/managed=false is never a load balancer member; the label can come and go", async () => {
-  await using env = await startServiceController();
-  const sim = env.cloud.simulator.sim;
-  const nodes = await createNodes(2);
-  const outside = uniqueName("outside");
-  await createServedNode(testControlPlane(), sim.world, { name: outside, address: "10.0.3.10" });
-  await setLabel(outside, "false");
-  const name = uniqueName("hybrid");
-  await createService(name);
-  try {
-    await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, "served");
-    const lb = [...sim.loadBalancers.items.values()][0];
-    const addresses = () => lb.backends[0].members.map((m) => m.address).sort();
-    assert.ok(!addresses().includes("10.0.3.10"), `members ${addresses()}: not the unmanaged node`);
-    assert.equal(addresses().length, 2);
-    await setLabel(outside, null);
-    await eventually(() => addresses().includes("10.0.3.10"), 10_000, "a member once the label is gone");
-    await setLabel(outside, "False");
-    await eventually(() => !addresses().includes("10.0.3.10") && addresses().length === 2, 10_000, "gone again");
-    assert.deepEqual(
-      (await eventsFor(testControlPlane(), name)).filter((e) => e.type === "Warning").map((e) => e.reason),
-      [],
-      "no Warning about the node",
-    );
-  } finally {
-    await deleteService(name);
-    await eventually(async () => !(await serviceExists(name)), 15_000);
-    await deleteNodes([...nodes, outside]);
   }
 });

@@ -9,54 +9,17 @@
  * tests/integration/node_lifecycle_test.ts.
  */
 import assert from "node:assert/strict";
-import { CloudView } from "../../../lib/controllers/cloud_view.ts";
-import { NodeController } from "../../../lib/controllers/node_controller.ts";
-import { NodeLifecycleController } from "../../../lib/controllers/node_lifecycle_controller.ts";
-import type { SlimNode } from "../../../lib/kube/slim.ts";
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../../../lib/provider/node_plan.ts";
+import { moreReads } from "../../support/cloud_passes.ts";
 import { eventually } from "../../support/eventually.ts";
-import { fakeNode, FakeNodeWriter, FakeStore, RecordingEvents } from "../../support/fake_cluster.ts";
-import { serverSeed, startTestCloud, testSeed } from "../../support/simulator.ts";
-
-async function startNodeControllers() {
-  const cloud = await startTestCloud(testSeed());
-  const nodes = new FakeStore<SlimNode>((node) => node.name);
-  const writes = new FakeNodeWriter(nodes);
-  const nodeEvents = new RecordingEvents();
-  const lifecycleEvents = new RecordingEvents();
-  const view = new CloudView(cloud.client, { refreshPeriodMs: 500, minRefreshIntervalMs: 100, confirmAfterMs: 300 });
-  const stop = new AbortController();
-  const runs = [
-    view.run(stop.signal),
-    new NodeController({
-      writes,
-      nodes,
-      view,
-      events: nodeEvents,
-      refreshPeriodMs: 60_000,
-      workers: 2,
-      retryBaseMs: 100,
-    }).run(stop.signal),
-    new NodeLifecycleController({ writes, nodes, view, events: lifecycleEvents, periodMs: 100 }).run(stop.signal),
-  ];
-  return {
-    cloud,
-    nodes,
-    writes,
-    nodeEvents,
-    lifecycleEvents,
-    async [Symbol.asyncDispose]() {
-      stop.abort();
-      await Promise.all(runs);
-      await cloud[Symbol.asyncDispose]();
-    },
-  };
-}
+import { fakeNode } from "../../support/fake_cluster.ts";
+import { startFakeNodeControllers } from "../../support/fake_node_controllers.ts";
+import { serverSeed } from "../../support/simulator.ts";
 
 const TAINTED = { taints: [{ key: UNINITIALIZED_TAINT, effect: "NoSchedule" }], providerID: undefined };
 
 Deno.test("a joining node is initialised in one write after its addresses: providerID, labels, taint gone, Synced", async () => {
-  await using env = await startNodeControllers();
+  await using env = await startFakeNodeControllers();
   const server = env.cloud.simulator.sim.world.addServer(serverSeed({
     hostname: "worker-1",
     zone: "de-fsn1",
@@ -81,7 +44,7 @@ Deno.test("a joining node is initialised in one write after its addresses: provi
 });
 
 Deno.test("a node no server has the hostname of keeps its taint with one InstanceNotFound Warning", async () => {
-  await using env = await startNodeControllers();
+  await using env = await startFakeNodeControllers();
   env.nodes.put(fakeNode("nowhere", { ...TAINTED, ready: "False" }));
   await eventually(() => env.nodeEvents.events.length > 0, { what: "the Warning" });
   // Retries (every fresh server list) do not repeat what the first one said to anyone but the event recorder.
@@ -94,7 +57,7 @@ Deno.test("a node no server has the hostname of keeps its taint with one Instanc
 });
 
 Deno.test("a NotReady node is tainted while its server is stopped and deleted once its server is gone", async () => {
-  await using env = await startNodeControllers();
+  await using env = await startFakeNodeControllers();
   const { sim } = env.cloud.simulator;
   const server = sim.world.addServer(serverSeed({ hostname: "worker-2", zone: "de-fsn1" }));
   const providerID = `ankracloud://de-fsn1/${server.id}`;
@@ -109,4 +72,16 @@ Deno.test("a NotReady node is tainted while its server is stopped and deleted on
   await eventually(() => env.nodes.store.get("worker-2") === undefined, { what: "the node deleted" });
   assert.deepEqual(env.lifecycleEvents.reasons(), ["DeletingNode"]);
   assert.match(env.lifecycleEvents.events[0].message, /^Deleting node worker-2 because it does not exist/);
+});
+
+Deno.test("a NotReady node of another provider is left alone: no lookup, no event, never deleted", async () => {
+  await using env = await startFakeNodeControllers();
+  const { sim } = env.cloud.simulator;
+  env.nodes.put(fakeNode("foreign", { ...TAINTED, providerID: "hcloud://123456", ready: "False" }));
+  // Two more server lists: the node and lifecycle passes after the first of them have run.
+  await moreReads(sim, { operation: "list_servers" }, { count: 2 });
+  assert.ok(env.nodes.store.get("foreign"), "never deleted");
+  assert.deepEqual(env.eventsOf("foreign"), []);
+  assert.deepEqual(env.writes.writes, [], "not ours to initialise or taint");
+  assert.equal(sim.count("get_server"), 0);
 });

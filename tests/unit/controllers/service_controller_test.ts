@@ -3,7 +3,8 @@
  * in-process simulator on the Ankra side. What a user would notice of each pass: the finalizer before anything is
  * billed, the nodes' network addresses as members, the address in the status once running, the Ready condition; a node
  * joining costs one member replacement and no read; a load balancer deleted outside the cluster is made again at the
- * drift check, or at once when a member update meets its 404; deleting the Service deletes it before the finalizer goes.
+ * drift check, or at once when a member update meets its 404; deleting the Service deletes it before the finalizer goes;
+ * a port change leaves one listener on the new port; the quota holds Services back with an event and no leak.
  *
  * The same behaviours against a real API server are in tests/integration/service_load_balancer_test.ts and
  * tests/integration/load_balancer_truth_test.ts (the writes as the API server takes them, the informers' timing).
@@ -12,6 +13,7 @@ import assert from "node:assert/strict";
 import { isNotFound } from "../../../lib/cloud/errors.ts";
 import { eventually } from "../../support/eventually.ts";
 import { startFakeServiceController } from "../../support/fake_service_controller.ts";
+import { testSeed } from "../../support/simulator.ts";
 
 const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 
@@ -122,4 +124,52 @@ Deno.test("deleting the Service deletes its load balancer, waits until it is gon
   await eventually(() => env.services.store.get("default/web") === undefined, { what: "the Service gone" });
   assert.equal(sim.loadBalancers.items.size, 0, "the load balancer went before the finalizer");
   assert.deepEqual(env.serviceEvents.reasons().slice(-2), ["DeletingLoadBalancer", "DeletedLoadBalancer"]);
+});
+
+Deno.test("a port change 80→8080 leaves exactly one frontend and backend on the new port", async () => {
+  await using env = await startFakeServiceController();
+  const { sim } = env.cloud.simulator;
+  env.addNode("a", "10.0.0.5");
+  env.addService("port");
+  await env.served("port");
+  env.services.update("default/port", (s) => {
+    s.ports = [{ name: "p0", protocol: "TCP", port: 8080, nodePort: 30808 }];
+    s.resourceVersion = String(Number(s.resourceVersion) + 1);
+  });
+  const [lb] = [...sim.loadBalancers.items.values()];
+  await eventually(
+    () =>
+      lb.frontends.length === 1 && lb.frontends[0].port === 8080 && lb.backends.length === 1 &&
+      lb.backends[0].name === "tcp-8080",
+    { what: "listeners on 8080 only" },
+  );
+  assert.deepEqual(lb.backends[0].members.map((m) => [m.address, m.port]), [["10.0.0.5", 30808]]);
+});
+
+Deno.test("Services beyond the quota get a clear event, nothing leaks, and all are served once it is raised", async () => {
+  await using env = await startFakeServiceController({
+    seed: testSeed({ settings: { load_balancer_quota: 5, load_balancer_create_delay_ms: 100 } }),
+  });
+  const { sim } = env.cloud.simulator;
+  env.addNode("a", "10.0.0.5");
+  const names = Array.from({ length: 20 }, (_, i) => `quota-${i}`);
+  for (const name of names) env.addService(name);
+  const served = () => names.filter((name) => env.services.store.get(`default/${name}`)?.ingress.length);
+  await eventually(() => served().length === 5, { what: "five served" });
+  assert.equal(sim.loadBalancers.items.size, 5);
+  const waiting = names.filter((name) => !served().includes(name));
+  assert.equal(waiting.length, 15);
+  for (const name of waiting) {
+    await eventually(() => env.eventsOf(name).some((e) => /at most 5 load balancers/.test(e.message)), {
+      what: `${name}'s quota event`,
+    });
+  }
+  sim.world.settings.load_balancer_quota = 25;
+  await eventually(() => served().length === 20, { what: "all served", timeoutMs: 30_000 });
+  assert.equal(sim.loadBalancers.items.size, 20, "exactly one load balancer per Service");
+  for (const name of names) {
+    env.services.update(`default/${name}`, (s) => (s.deletionTimestamp = new Date().toISOString()));
+  }
+  await eventually(() => env.services.store.size === 0, { what: "every Service gone", timeoutMs: 20_000 });
+  assert.equal(sim.loadBalancers.items.size, 0, "nothing leaks");
 });
