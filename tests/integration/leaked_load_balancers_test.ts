@@ -130,7 +130,6 @@ Deno.test("the controller binary sweeps a leak by default, only reports it in a 
   const env = { ANKRA_CLOUD_TOKEN: TEST_TOKEN, ANKRA_CLOUD_API_URL: cloud.simulator.url };
   const args = (extra: string[]) => [
     `--cluster-name=${cluster}`,
-    `--leader-elect-resource-name=${cluster}`,
     "--load-balancer-drift-period=1s",
     "--server-list-period=1s",
     "--controllers=*",
