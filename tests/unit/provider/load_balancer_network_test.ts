@@ -13,6 +13,7 @@ import {
   sharedNetworks,
 } from "../../../lib/provider/load_balancer_network.ts";
 import { defaultSettings } from "../../../lib/provider/annotations.ts";
+import { tooManyMembersNotice } from "../../../lib/provider/service_plan.ts";
 
 function net(id: string, legs: [serverId: string, address: string][]): NetworkWithLegs {
   const third = id === "net-1" ? 0 : 1;
@@ -135,6 +136,23 @@ Deno.test("300 IPv6-only nodes: 256 members, their public addresses", () => {
   assert.equal(decided.members.length, 256);
   assert.ok(decided.members.every((m) => m.address === publicIpv6(`v6-${Number(m.node.slice(5))}`)));
   assert.equal(decided.leftOut, undefined);
+});
+
+Deno.test("past 256 the candidates are the servers' addresses on the network, whatever the kubelets report", () => {
+  // 150 dual-stack servers whose kubelets report only their IPv4: 300 candidate addresses, as TooManyMembers says.
+  const names = Array.from({ length: 150 }, (_, i) => `node-${String(i).padStart(3, "0")}`);
+  const legs = names.map((_, i): [string, string] => [`srv-${i}`, `10.0.${Math.floor(i / 200)}.${(i % 200) + 10}`]);
+  const intent = {
+    key: "default/web",
+    settings: { ...defaultSettings(), networkId: "net-1" },
+    nodes: names.map((name, i) => node(name, `srv-${i}`, legs[i][1])),
+  };
+  const decided = serviceNetworkMembers(intent, [6, 4], { networks: [net("net-1", legs)] });
+  assert.ok(decided.ok);
+  assert.equal(decided.members.length, 256);
+  assert.equal(decided.candidates, 300);
+  assert.match(tooManyMembersNotice(decided).message ?? "", /256 of 300 node addresses serve this Service/);
+  assert.equal(tooManyMembersNotice({ members: decided.members.slice(0, 10), candidates: 10 }).message, undefined);
 });
 
 Deno.test("no shared network, two shared networks, no nodes, an unknown named network: each says why", () => {
