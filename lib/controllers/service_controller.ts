@@ -21,7 +21,7 @@ import { loadBalancerKeyOf, recordedShareOf, shareKeyOf } from "../provider/load
 import { isLocalTraffic } from "../provider/local_traffic.ts";
 import { servingState } from "../provider/ready_condition.ts";
 import { nodeChangeMatters, serviceChangeMatters, serviceChangeNeedsRead } from "../provider/service_changes.ts";
-import { ingressIpMode, ingressStyle, keepsIpMode } from "../provider/service_ingress.ts";
+import { keepsIpMode } from "../provider/service_ingress.ts";
 import { type ClassRule, FINALIZER, needsCleanup, wantsLoadBalancer } from "../provider/service_plan.ts";
 import { whenAborted } from "../runtime/abort.ts";
 import { type ReconcileResult, WorkQueue } from "../runtime/work_queue.ts";
@@ -193,7 +193,7 @@ export class ServiceController {
     const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
     const plan = planServed(service.ingress, summary, {
       ensuringOpen: this.#steps.reporter.ensuringOpen(service),
-      ingressStyle: ingressStyle(service, this.#pass.ipModes && parsed.ok ? ingressIpMode(parsed.settings) : undefined),
+      ingressStyle: this.#pass.ingressStyle(service, parsed.ok ? parsed.settings : undefined),
     });
     const write = plan.ingress ? this.#o.writes.writeIngress(service, plan.ingress) : Promise.resolve();
     write.then(() => {

@@ -20,6 +20,7 @@
 import { objectKey } from "../kube/object_key.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../kube/slim.ts";
 import { withinAllowedResources } from "../provider/allowed_resources.ts";
+import type { LoadBalancerSettings } from "../provider/annotations.ts";
 import { handMadePortsNotice } from "../provider/listener_plan.ts";
 import { immutableNotice, planLoadBalancer } from "../provider/load_balancer_plan.ts";
 import { recordedShareOf } from "../provider/load_balancer_sharing.ts";
@@ -59,8 +60,12 @@ export class ServicePass {
     this.#driftMs = driftMs;
   }
 
-  #ingressStyle(service: SlimService, intent: Pick<ServiceIntent, "settings">): IngressStyle {
-    return ingressStyle(service, this.ipModes ? ingressIpMode(intent.settings) : undefined);
+  /**
+   * How `service`'s ingress is written: its primary family first, and the `ipMode` its `settings` ask for when the
+   * API server keeps the field ({@linkcode ServicePass.ipModes}); none without settings (invalid annotations).
+   */
+  ingressStyle(service: SlimService, settings: LoadBalancerSettings | undefined): IngressStyle {
+    return ingressStyle(service, this.ipModes && settings ? ingressIpMode(settings) : undefined);
   }
 
   /** A pass over a Service whose load balancer must go; the next look. */
@@ -128,7 +133,7 @@ export class ServicePass {
         const edgeId = intent.settings.edgeId;
         const edgePass = await steps.edge.ensure(service, intent, {
           edgeId,
-          ingressStyle: this.#ingressStyle(service, intent),
+          ingressStyle: this.ingressStyle(service, intent.settings),
         });
         report.state = edgePass.served
           ? servingState(`edge ${edgeId}`)
@@ -179,7 +184,7 @@ export class ServicePass {
     const plan = planLoadBalancer({
       intent: { ...intent, members, othersListeners: options.othersListeners },
       currentIngress: service.ingress,
-      ingressStyle: this.#ingressStyle(service, intent),
+      ingressStyle: this.ingressStyle(service, intent.settings),
       target: found ? { existing: found.lb } : { create: placement!.create },
       ensuringOpen: steps.reporter.ensuringOpen(service),
       adopt: found?.unlabelled ? { labels: intent.labels } : undefined,

@@ -15,6 +15,7 @@ import { classifyProviderId } from "./provider_id.ts";
 import { matchesSelector } from "./label_selector.ts";
 import {
   eligibleNodes,
+  MEMBERS_NOTICE_TOPIC,
   type Notice,
   type ServiceIntent,
   serviceIntent,
@@ -77,13 +78,13 @@ export function servingIntent(service: SlimService, nodes: SlimNode[], options: 
   const serving = trafficNodes(service, selected, readyNodes);
   if (serving === nodes) return { ...intent, notices: [...intent.notices, notice] };
   const narrowed = serviceIntent(service, serving, planOptions);
-  const membersNotice = narrowed.notices.find((n) => n.topic === "members");
+  const membersNotice = narrowed.notices.find((n) => n.topic === MEMBERS_NOTICE_TOPIC);
   return {
     ...intent,
     nodes: narrowed.nodes,
     members: narrowed.members,
     notices: [
-      ...intent.notices.map((n) => n.topic === "members" && membersNotice ? membersNotice : n),
+      ...intent.notices.map((n) => n.topic === MEMBERS_NOTICE_TOPIC && membersNotice ? membersNotice : n),
       notice,
     ],
   };
