@@ -5,23 +5,13 @@
  * the term of leadership with a WARN and a metric, not an ERROR — then the replica leads again.
  */
 import assert from "node:assert/strict";
-import { freePort, kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { type Replica, startReplica, stop } from "../support/controller_process.ts";
-import { CONTROLLER_LEASE, controllerToken } from "../support/controller_identity.ts";
+import { CONTROLLER_LEASE, controllerKubeconfig } from "../support/controller_identity.ts";
 import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { eventually } from "../support/node_controllers.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
 import { startTcpProxy } from "../support/tcp_proxy.ts";
-
-async function kubeconfigThrough(port: number): Promise<string> {
-  const plane = testControlPlane();
-  const file = await Deno.makeTempFile({ suffix: ".kubeconfig" });
-  await Deno.writeTextFile(
-    file,
-    kubeconfigText(`https://127.0.0.1:${port}`, plane.caCert, await controllerToken(plane)),
-  );
-  return file;
-}
 
 /**
  * Resolves once the controller has logged a list/watch retry at the longest pause it takes while the API server
@@ -48,7 +38,7 @@ Deno.test("after two API server restarts in a row a new Node is initialised with
   const plane = testControlPlane();
   const target = new URL(plane.url);
   await using proxy = startTcpProxy({ hostname: target.hostname, port: Number(target.port) });
-  const kubeconfig = await kubeconfigThrough(proxy.port);
+  const kubeconfig = await controllerKubeconfig(`https://127.0.0.1:${proxy.port}`);
   const name = uniqueName("after-restart");
   await using cloud = await startTestCloud(testSeed({
     servers: [serverSeed({ hostname: name, zone: "de-fsn1", interfaces: [{ network_id: "net-1" }] })],
@@ -89,7 +79,6 @@ Deno.test("after two API server restarts in a row a new Node is initialised with
   } finally {
     await stop(replica);
     await kubeRequest(plane, "DELETE", `/api/v1/nodes/${name}`);
-    await Deno.remove(kubeconfig);
   }
 });
 
@@ -97,7 +86,7 @@ Deno.test("an API server outage past the renew deadline ends leadership with a W
   const plane = testControlPlane();
   const target = new URL(plane.url);
   await using proxy = startTcpProxy({ hostname: target.hostname, port: Number(target.port) });
-  const kubeconfig = await kubeconfigThrough(proxy.port);
+  const kubeconfig = await controllerKubeconfig(`https://127.0.0.1:${proxy.port}`);
   const port = freePort();
   const replica = await startReplica([
     `--kubeconfig=${kubeconfig}`,
@@ -131,6 +120,5 @@ Deno.test("an API server outage past the renew deadline ends leadership with a W
     assert.equal(replica.child.pid > 0, true, "the same process leads again: no restart needed");
   } finally {
     await stop(replica);
-    await Deno.remove(kubeconfig);
   }
 });

@@ -61,15 +61,20 @@ function apiPath(doc: { kind: string; metadata: { namespace?: string } }): strin
   }
 }
 
+/** What `make` gives for `key`, made once per test process; forgotten when it fails, so the next call tries again. */
+function once<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let value = cache.get(key);
+  if (!value) {
+    value = make();
+    value.catch(() => cache.delete(key));
+    cache.set(key, value);
+  }
+  return value;
+}
+
 /** A bearer token of the suite's controller identity on `plane` (the chart's RBAC, nothing more). */
 export function controllerToken(plane: SharedControlPlane = testControlPlane()): Promise<string> {
-  let token = tokens.get(plane.url);
-  if (!token) {
-    token = makeIdentity(plane);
-    token.catch(() => tokens.delete(plane.url));
-    tokens.set(plane.url, token);
-  }
-  return token;
+  return once(tokens, plane.url, () => makeIdentity(plane));
 }
 
 /** The leader Lease the chart's Role lets the identity hold: `ankra-cloud-ccm` in the identity's own namespace. */
@@ -82,17 +87,11 @@ export const CONTROLLER_LEASE = { namespace: CONTROLLER_NAMESPACE, name: "ankra-
 export function controllerKubeconfig(url?: string): Promise<string> {
   const plane = testControlPlane();
   const server = url ?? plane.url;
-  let file = kubeconfigs.get(server);
-  if (!file) {
-    file = (async () => {
-      const path = await Deno.makeTempFile({ prefix: "ccm-controller-", suffix: ".kubeconfig" });
-      await Deno.writeTextFile(path, kubeconfigText(server, plane.caCert, await controllerToken(plane)));
-      return path;
-    })();
-    file.catch(() => kubeconfigs.delete(server));
-    kubeconfigs.set(server, file);
-  }
-  return file;
+  return once(kubeconfigs, server, async () => {
+    const path = await Deno.makeTempFile({ prefix: "ccm-controller-", suffix: ".kubeconfig" });
+    await Deno.writeTextFile(path, kubeconfigText(server, plane.caCert, await controllerToken(plane)));
+    return path;
+  });
 }
 
 /** Deletes the identity's leader Lease (as the admin), so the next replica does not wait out a killed one's term. */
