@@ -15,7 +15,7 @@ import type { NodeAddress, SlimCondition, SlimNode, SlimService, Taint } from ".
 import type { SyncedStore } from "../../lib/kube/store_reader.ts";
 
 /** A store a test fills by hand; each change reaches the handlers as an informer's would. */
-export class FakeStore<S> implements SyncedStore<S> {
+export class FakeStore<S extends { resourceVersion: string }> implements SyncedStore<S> {
   readonly #items = new Map<string, S>();
   readonly #handlers: ((change: StoreChange<S>) => void)[] = [];
   readonly #keyOf: (object: S) => string;
@@ -50,12 +50,16 @@ export class FakeStore<S> implements SyncedStore<S> {
     for (const handler of this.#handlers) handler(change);
   }
 
-  /** Changes an object in place through `edit` of a copy (an `updated` change); nothing when it is absent. */
+  /**
+   * Changes an object through `edit` of a copy with the next `resourceVersion`, as the API server writes a change (an
+   * `updated` change); nothing when it is absent.
+   */
   update(key: string, edit: (copy: S) => void): void {
     const old = this.#items.get(key);
     if (!old) return;
     const copy = structuredClone(old);
     edit(copy);
+    copy.resourceVersion = String(Number(old.resourceVersion) + 1);
     this.put(copy);
   }
 
@@ -93,6 +97,11 @@ export class RecordingEvents implements EventSink {
   }
 }
 
+/** The events about `object` (`Kind namespace/name`, or `Kind name`) that any of `sinks` recorded, sink by sink. */
+export function eventsAbout(object: string, ...sinks: RecordingEvents[]): RecordedEvent[] {
+  return sinks.flatMap((sink) => sink.events.filter((e) => e.object === object));
+}
+
 /** A write as a fake writer received it. */
 export interface RecordedWrite {
   /** `setFinalizer`, `writeIngress`, … */
@@ -121,10 +130,7 @@ export class FakeServiceWriter implements ServiceWriter {
 
   #apply(kind: string, service: ServiceName, value: unknown, edit: (s: SlimService) => void): void {
     this.writes.push({ kind, object: objectKey(service), value, at: Date.now() });
-    this.#services.update(objectKey(service), (copy) => {
-      edit(copy);
-      copy.resourceVersion = String(Number(copy.resourceVersion) + 1);
-    });
+    this.#services.update(objectKey(service), edit);
   }
 
   /** Writes of `kind`, in order. */
@@ -190,10 +196,7 @@ export class FakeNodeWriter implements NodeWriter {
   #apply(kind: string, name: string, value: unknown, edit: (n: SlimNode) => void): boolean {
     if (!this.#nodes.store.get(name)) return false;
     this.writes.push({ kind, object: name, value, at: Date.now() });
-    this.#nodes.update(name, (copy) => {
-      edit(copy);
-      copy.resourceVersion = String(Number(copy.resourceVersion) + 1);
-    });
+    this.#nodes.update(name, edit);
     return true;
   }
 

@@ -9,7 +9,7 @@ import { CloudView } from "../../lib/controllers/cloud_view.ts";
 import { NodeController } from "../../lib/controllers/node_controller.ts";
 import { NodeLifecycleController } from "../../lib/controllers/node_lifecycle_controller.ts";
 import type { SlimNode } from "../../lib/kube/slim.ts";
-import { FakeNodeWriter, FakeStore, type RecordedEvent, RecordingEvents } from "./fake_cluster.ts";
+import { eventsAbout, FakeNodeWriter, FakeStore, type RecordedEvent, RecordingEvents } from "./fake_cluster.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 
 /** Node controllers running over fakes. */
@@ -69,7 +69,7 @@ export async function startFakeNodeControllers(options: FakeNodeControllersOptio
     nodeEvents,
     lifecycleEvents,
     eventsOf(name) {
-      return [...nodeEvents.events, ...lifecycleEvents.events].filter((e) => e.object === `Node ${name}`);
+      return eventsAbout(`Node ${name}`, nodeEvents, lifecycleEvents);
     },
     async [Symbol.asyncDispose]() {
       stop.abort();

@@ -10,7 +10,14 @@ import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
 import type { AllowedResources } from "../../lib/provider/allowed_resources.ts";
 import type { Seed } from "../../simulator/seed.ts";
 import { eventually } from "./eventually.ts";
-import { fakeNode, FakeServiceWriter, FakeStore, type RecordedEvent, RecordingEvents } from "./fake_cluster.ts";
+import {
+  eventsAbout,
+  fakeNode,
+  FakeServiceWriter,
+  FakeStore,
+  type RecordedEvent,
+  RecordingEvents,
+} from "./fake_cluster.ts";
 import { serverSeed, startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 import { slimService } from "./slim_service.ts";
 
@@ -36,7 +43,7 @@ export interface FakeServiceController extends AsyncDisposable {
   annotate(name: string, annotations: Record<string, string | null>): void;
   /** Resolves with `default/<name>` once its status has an address. */
   served(name: string, timeoutMs?: number): Promise<SlimService>;
-  /** The events about `default/<name>`, from both sources, in order. */
+  /** The events about `default/<name>`: the service-controller's, then this provider's. */
   eventsOf(name: string): RecordedEvent[];
 }
 
@@ -117,7 +124,6 @@ export async function startFakeServiceController(
           if (value === null) delete copy.annotations[key];
           else copy.annotations[key] = value;
         }
-        copy.resourceVersion = String(Number(copy.resourceVersion) + 1);
       });
     },
     served(name, timeoutMs = 10_000) {
@@ -127,7 +133,7 @@ export async function startFakeServiceController(
       }, { what: `default/${name}'s address`, timeoutMs });
     },
     eventsOf(name) {
-      return [...serviceEvents.events, ...providerEvents.events].filter((e) => e.object === `Service default/${name}`);
+      return eventsAbout(`Service default/${name}`, serviceEvents, providerEvents);
     },
     async [Symbol.asyncDispose]() {
       stop.abort();
