@@ -51,7 +51,6 @@ import {
   cgroupRootsLeft,
   clusterCrashCleanup,
   locateE2eBinaries,
-  logTail,
   output,
   readTopologyLeftovers,
   removeCgroupRoot,
@@ -60,6 +59,8 @@ import {
 } from "./real_cluster_host.ts";
 import { type ClusterTopology, clusterTopology, simulatorRouteFixes } from "./real_cluster_topology.ts";
 import { archiveImages, type ClusterNode, startClusterNode } from "./real_cluster_node.ts";
+import { clusterLogs } from "./real_cluster_logs.ts";
+import { simulatorAccess } from "./real_cluster_simulator.ts";
 
 /** The agnhost image name the e2e tests (and the traffic tests) use. */
 export const AGNHOST_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.59";
@@ -180,29 +181,14 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
     processes.set(name, startProcess(cmd, argv, `${paths.logs}/${name}.log`, true));
     controllerName = name;
   };
-  const logs = async (lines = 40) => {
-    const parts: string[] = [];
-    for (const name of ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "simulator", controllerName]) {
-      parts.push(`--- ${name} (${paths.logs}/${name}.log)\n${await logTail(`${paths.logs}/${name}.log`, lines)}`);
-    }
-    for (const node of nodes) parts.push(await node.logs(lines));
-    // The controller run by the chart (real_cluster_chart.ts), when there is one: this run's log and the last one's.
-    for (const previous of [false, true]) {
-      const pod = await cluster.kubectl([
-        "-n",
-        "kube-system",
-        "logs",
-        "-l",
-        "app.kubernetes.io/name=ankra-cloud-ccm",
-        `--tail=${lines}`,
-        ...(previous ? ["--previous"] : []),
-      ]).catch(() => undefined);
-      if (pod?.code === 0 && pod.stdout.trim()) {
-        parts.push(`--- the chart's controller pod${previous ? " (before its last restart)" : ""}\n${pod.stdout}`);
-      }
-    }
-    return parts.join("\n");
-  };
+  const logs = (lines = 40) =>
+    clusterLogs({
+      logsDir: paths.logs,
+      components: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "simulator", controllerName],
+      nodes,
+      kubectl: cluster.kubectl,
+    }, lines);
+  const simulator = simulatorAccess(simulatorUrl, () => httpClient);
   const cluster: RealCluster = {
     topology,
     dir,
@@ -212,23 +198,8 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
     kubectlPath: toolPath("kubectl"),
     kubectl: (args) => kubectl([`--kubeconfig=${paths.adminKubeconfig}`, ...args], { noKubeconfigFlag: true }),
     helm: (args) => helm([...args, `--kubeconfig=${paths.adminKubeconfig}`], { noKubeconfigFlag: true }),
-    simulatorState: async () => {
-      const response = await fetch(`${simulatorUrl}/_simulator/state`, { client: httpClient });
-      if (!response.ok) throw new Error(`the simulator's state answered ${response.status}`);
-      return await response.json();
-    },
-    simulatorControl: async (method, path, body) => {
-      const response = await fetch(`${simulatorUrl}/_simulator${path}`, {
-        method,
-        client: httpClient,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (!response.ok) {
-        throw new Error(`the simulator's ${method} /_simulator${path} answered ${response.status}: ${text}`);
-      }
-    },
+    simulatorState: simulator.state,
+    simulatorControl: simulator.control,
     restartApiserver: async () => {
       const old = processes.get("kube-apiserver");
       if (old) await stopProcess(old, 15_000);
@@ -320,11 +291,11 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
       cert: `${paths.pki}/simulator.crt`,
       key: `${paths.pki}/simulator.key`,
     });
-    const simulator = start("simulator", simCmd, simArgs);
+    const simulatorProcess = start("simulator", simCmd, simArgs);
     await untilAlive("the simulator's data plane", 60_000, async () => {
       // Printed once its data plane has checked the namespace and made the public ranges local.
       return (await Deno.readTextFile(`${paths.logs}/simulator.log`)).includes("ankra-cloud-simulator listening on");
-    }, [simulator]);
+    }, [simulatorProcess]);
     // Before the bridge and the pod routes exist: routes via a node would otherwise resolve to the local `lo`.
     for (const args of simulatorRouteFixes(topology)) {
       const done = await output("ip", args);
@@ -341,7 +312,7 @@ export async function startRealCluster(options: RealClusterOptions = {}): Promis
     await untilAlive("the simulator", 60_000, async () => {
       await cluster.simulatorState();
       return true;
-    }, [simulator]);
+    }, [simulatorProcess]);
 
     const archives = await archiveImages([
       { layout: `${nodeBinaries}/pause-image`, tag: "3.10", name: "registry.k8s.io/pause:3.10" },
