@@ -30,6 +30,9 @@ import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/sim
 import { testImageLayout } from "../support/test_image.ts";
 import {
   CHART_HOST_PORT,
+  CHART_NAMESPACE,
+  CHART_SELECTOR,
+  killedAndRestarted,
   ok,
   readyPod,
   renewingHolder,
@@ -43,8 +46,8 @@ const NODE = "ccm-real-node";
 const NODE_IP = "10.99.0.2";
 const PEER = "ccm-ready-peer";
 const PEER_IP = "10.99.0.3";
-const NS = "kube-system";
-const SELECTOR = "app.kubernetes.io/name=ankra-cloud-ccm";
+const NS = CHART_NAMESPACE;
+const SELECTOR = CHART_SELECTOR;
 /** The image registry the chart and the manifest name by default: containerd pulls it from the local registry. */
 const UPSTREAM_REGISTRY = "share.ankra.cloud";
 const ROLLOUT_TAG = `${VERSION}-rollout`;
@@ -214,12 +217,8 @@ Deno.test({
       async () => {
         const before = await readyPod(node, 10_000);
         const holder = await renewingHolder(node, 30_000);
-        const pid = await node.containerPid(containerId(before));
-        Deno.kill(pid, "SIGKILL");
-        const restarted = await waitFor("restartCount 1 and Ready", 90_000, async () => {
-          const pod = (await listPods(plane, NS, SELECTOR)).find((p) => p.metadata.uid === before.metadata.uid);
-          return pod && pod.status.containerStatuses?.[0].restartCount === 1 && podReady(pod) ? pod : undefined;
-        });
+        const restarted = await killedAndRestarted(node, before, node.containerPid);
+        assert.equal(restarted.status.containerStatuses?.[0].restartCount, 1, "restarted once");
         assert.notEqual(containerId(restarted), containerId(before));
         const next = await renewingHolder(node, 60_000, holder);
         assert.notEqual(next, holder, "the restarted process leads under its own identity");

@@ -13,13 +13,12 @@ import { kubeOk } from "./kube_http.ts";
 import type { RealCluster } from "./real_cluster.ts";
 import { SIMULATOR_PORT } from "./real_cluster_commands.ts";
 import { archiveImages } from "./real_cluster_node.ts";
-import { containerId, listPods, type PodDoc, podReady, waitFor } from "./real_node_objects.ts";
-import { readyPod, renewingHolder, rolledOutPod } from "./real_node_steps.ts";
+import type { PodDoc } from "./real_node_objects.ts";
+import { CHART_NAMESPACE, killedAndRestarted, readyPod, renewingHolder, rolledOutPod } from "./real_node_steps.ts";
 import { TEST_TOKEN } from "./simulator.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const NS = "kube-system";
-const SELECTOR = "app.kubernetes.io/name=ankra-cloud-ccm";
+const NS = CHART_NAMESPACE;
 /** The image name the pod runs, loaded into the node (never pulled). */
 export const CHART_IMAGE = "localhost/ankra-cloud-ccm";
 /** The second tag of the same image, for `helm upgrade`. */
@@ -100,13 +99,7 @@ export async function installChartController(cluster: RealCluster, layout: strin
     pod: (timeoutMs = 90_000) => readyPod(cluster, timeoutMs),
     leader: (timeoutMs, notHolder) => renewingHolder(cluster, timeoutMs, notHolder),
     killProcess: async () => {
-      const before = await chart.pod(10_000);
-      const restarts = before.status.containerStatuses?.[0].restartCount ?? 0;
-      Deno.kill(await first.containerPid(containerId(before)), "SIGKILL");
-      await waitFor("the controller's container restarted and Ready", 90_000, async () => {
-        const pod = (await listPods(cluster.plane, NS, SELECTOR)).find((p) => p.metadata.uid === before.metadata.uid);
-        return pod && (pod.status.containerStatuses?.[0].restartCount ?? 0) > restarts && podReady(pod);
-      });
+      await killedAndRestarted(cluster, await chart.pod(10_000), first.containerPid);
     },
     upgrade: async (tag) => {
       const upgrade = cluster.helm([

@@ -8,6 +8,7 @@
 import type { ToolResult } from "./helm.ts";
 import { logTail } from "./real_cluster_host.ts";
 import type { ClusterNode } from "./real_cluster_node.ts";
+import { CHART_NAMESPACE, CHART_SELECTOR } from "./real_node_steps.ts";
 
 /** Where the logs are. */
 export interface ClusterLogSources {
@@ -33,10 +34,10 @@ export async function clusterLogs(sources: ClusterLogSources, lines = 40): Promi
   for (const previous of [false, true]) {
     const pod = await sources.kubectl([
       "-n",
-      "kube-system",
+      CHART_NAMESPACE,
       "logs",
       "-l",
-      "app.kubernetes.io/name=ankra-cloud-ccm",
+      CHART_SELECTOR,
       `--tail=${lines}`,
       ...(previous ? ["--previous"] : []),
     ]).catch(() => undefined);

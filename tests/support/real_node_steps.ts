@@ -1,19 +1,22 @@
 /**
  * The steps the real-node and real-cluster tests repeat: running a command and failing with its output, the
- * controller's pod once it is Ready, the Lease holder once it renews, and the chart's host port being free.
+ * controller's pod once it is Ready, the Lease holder once it renews, its process killed and restarted, its rollout
+ * after `helm upgrade`, and the chart's host port being free.
  *
  * @module
  */
-import { listPods, type PodDoc, podReady, readLease, waitFor } from "./real_node_objects.ts";
+import { containerId, listPods, type PodDoc, podReady, readLease, waitFor } from "./real_node_objects.ts";
 import type { SharedControlPlane } from "./control_plane.ts";
 
 /** A cluster the chart runs in (a real node, or the real two-node cluster). */
 type WithPlane = { plane: SharedControlPlane };
 
 /** The namespace the chart is installed into in the real-node and real-cluster tests. */
-const NS = "kube-system";
-/** The chart's pods. */
-const SELECTOR = "app.kubernetes.io/name=ankra-cloud-ccm";
+export const CHART_NAMESPACE = "kube-system";
+/** The label selector of the chart's pods. */
+export const CHART_SELECTOR = "app.kubernetes.io/name=ankra-cloud-ccm";
+const NS = CHART_NAMESPACE;
+const SELECTOR = CHART_SELECTOR;
 
 /** Runs `command` with `args`; throws with its standard error when it fails. */
 export async function run(command: string, args: string[]): Promise<void> {
@@ -63,6 +66,24 @@ export async function renewingHolder(node: WithPlane, timeoutMs: number, notHold
     if (seen?.holder === holder && seen.renew !== lease.renewTime) return holder;
     seen = { holder, renew: lease.renewTime };
     return undefined;
+  });
+}
+
+/**
+ * SIGKILLs the process of the controller's pod `before` (its PID from `pidOf`, the node's containerd); resolves with
+ * the pod once the kubelet has restarted its container and it is Ready.
+ */
+export async function killedAndRestarted(
+  node: WithPlane,
+  before: PodDoc,
+  pidOf: (containerId: string) => Promise<number>,
+  timeoutMs = 90_000,
+): Promise<PodDoc> {
+  const restarts = before.status.containerStatuses?.[0].restartCount ?? 0;
+  Deno.kill(await pidOf(containerId(before)), "SIGKILL");
+  return await waitFor("the controller's container restarted and Ready", timeoutMs, async () => {
+    const pod = (await listPods(node.plane, NS, SELECTOR)).find((p) => p.metadata.uid === before.metadata.uid);
+    return pod && (pod.status.containerStatuses?.[0].restartCount ?? 0) > restarts && podReady(pod) ? pod : undefined;
   });
 }
 
