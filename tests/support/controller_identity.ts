@@ -88,7 +88,8 @@ export function controllerKubeconfig(url?: string): Promise<string> {
   const plane = testControlPlane();
   const server = url ?? plane.url;
   return once(kubeconfigs, server, async () => {
-    const path = await Deno.makeTempFile({ prefix: "ccm-controller-", suffix: ".kubeconfig" });
+    // In the control plane's directory: removed with it.
+    const path = await Deno.makeTempFile({ dir: plane.dir, prefix: "controller-", suffix: ".kubeconfig" });
     await Deno.writeTextFile(path, kubeconfigText(server, plane.caCert, await controllerToken(plane)));
     return path;
   });
