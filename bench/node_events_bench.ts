@@ -21,7 +21,7 @@ import { startRealCluster } from "../tests/support/real_cluster.ts";
 import { readClusterFacts, realClusterBlockers } from "../tests/support/real_cluster_host.ts";
 import { EVENT_REQUESTS_PER_SECOND, type NodeEvent, runNodeEvents } from "../tests/support/real_cluster_node_events.ts";
 import { memberStates } from "../tests/support/real_cluster_traffic.ts";
-import { echoDeployment, lbOfService } from "../tests/support/real_cluster_workloads.ts";
+import { echoDeployment, echoService, lbOfService } from "../tests/support/real_cluster_workloads.ts";
 import { readHostFacts } from "../tests/support/real_node_host.ts";
 import { listPods, podReady, waitFor } from "../tests/support/real_node_objects.ts";
 
@@ -41,10 +41,7 @@ let leftovers: string[] = [];
 try {
   await kubeOk(cluster.plane, "POST", "/apis/apps/v1/namespaces/default/deployments", { body: echoDeployment(APP, 2) });
   await kubeOk(cluster.plane, "POST", "/api/v1/namespaces/default/services", {
-    body: {
-      metadata: { name: APP, annotations: { "load-balancer.ankra.cloud/health-check-interval": "1" } },
-      spec: { type: "LoadBalancer", selector: { app: APP }, ports: [{ port: 80, targetPort: 8080 }] },
-    },
+    body: echoService(APP, { annotations: { "load-balancer.ankra.cloud/health-check-interval": "1" } }),
   });
   const [address] = await waitFor("the Service's address", 90_000, async () => {
     const addresses = await serviceIngress(cluster.plane, "default", APP);

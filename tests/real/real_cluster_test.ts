@@ -20,7 +20,7 @@ import { readClusterFacts, realClusterBlockers } from "../support/real_cluster_h
 import { readHostFacts } from "../support/real_node_host.ts";
 import { listPods, podReady, waitFor } from "../support/real_node_objects.ts";
 import { installChartController, ROLLOUT_TAG } from "../support/real_cluster_chart.ts";
-import { echoDeployment, lbOfService, scale } from "../support/real_cluster_workloads.ts";
+import { ECHO_PORT, echoDeployment, echoService, lbOfService, scale } from "../support/real_cluster_workloads.ts";
 import { describeNodeEvents, runNodeEvents } from "../support/real_cluster_node_events.ts";
 import { testImageLayout } from "../support/test_image.ts";
 import { memberStates, requestHostname, startRequestStream } from "../support/real_cluster_traffic.ts";
@@ -88,7 +88,7 @@ Deno.test({
           "-q",
           "-O",
           "-",
-          `http://${ip}:8080/hostname`,
+          `http://${ip}:${ECHO_PORT}/hostname`,
         ]);
         assert.equal(answer.stdout.trim(), to.metadata.name, `pod ${from.metadata.name} → ${ip}: ${answer.text}`);
       }
@@ -98,17 +98,12 @@ Deno.test({
       "a LoadBalancer Service answers from the host on its IPv6 and IPv4 addresses, with both nodes as members",
       async () => {
         await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
-          body: {
-            metadata: {
-              name: APP,
-              namespace: NS,
-              annotations: {
-                "load-balancer.ankra.cloud/ipv4": "true",
-                "load-balancer.ankra.cloud/health-check-interval": String(INTERVAL),
-              },
+          body: echoService(APP, {
+            annotations: {
+              "load-balancer.ankra.cloud/ipv4": "true",
+              "load-balancer.ankra.cloud/health-check-interval": String(INTERVAL),
             },
-            spec: { type: "LoadBalancer", selector: { app: APP }, ports: [{ port: 80, targetPort: 8080 }] },
-          },
+          }),
         });
         const ingress = await waitFor("the Service's ingress", 90_000, async () => {
           const addresses = await serviceIngress(plane, NS, APP);
@@ -139,18 +134,15 @@ Deno.test({
       "ipMode Proxy: a pod's HTTPS request to a TLS Service's address is answered by the load balancer's TLS frontend",
       async () => {
         await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
-          body: {
-            metadata: {
-              name: SECURE,
-              namespace: NS,
-              annotations: {
-                "load-balancer.ankra.cloud/ipv4": "true",
-                "load-balancer.ankra.cloud/tls-ports": "443",
-                "load-balancer.ankra.cloud/certificate-ids": "cert-shop",
-              },
+          body: echoService(SECURE, {
+            app: APP,
+            port: 443,
+            annotations: {
+              "load-balancer.ankra.cloud/ipv4": "true",
+              "load-balancer.ankra.cloud/tls-ports": "443",
+              "load-balancer.ankra.cloud/certificate-ids": "cert-shop",
             },
-            spec: { type: "LoadBalancer", selector: { app: APP }, ports: [{ port: 443, targetPort: 8080 }] },
-          },
+          }),
         });
         const ipv4 = await waitFor("the TLS Service's IPv4 with ipMode Proxy", 90_000, async () => {
           const service = await kubeOk<{ status: { loadBalancer: { ingress?: { ip: string; ipMode?: string }[] } } }>(
@@ -219,19 +211,10 @@ Deno.test({
         deployment.spec.template.spec.nodeSelector = { "kubernetes.io/hostname": a.name };
         await kubeOk(plane, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, { body: deployment });
         await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
-          body: {
-            metadata: {
-              name: LOCAL,
-              namespace: NS,
-              annotations: { "load-balancer.ankra.cloud/health-check-interval": String(INTERVAL) },
-            },
-            spec: {
-              type: "LoadBalancer",
-              externalTrafficPolicy: "Local",
-              selector: { app: LOCAL },
-              ports: [{ port: 80, targetPort: 8080 }],
-            },
-          },
+          body: echoService(LOCAL, {
+            annotations: { "load-balancer.ankra.cloud/health-check-interval": String(INTERVAL) },
+            spec: { externalTrafficPolicy: "Local" },
+          }),
         });
         const [address] = await waitFor("the Local Service's ingress", 90_000, async () => {
           const addresses = await serviceIngress(plane, NS, LOCAL);

@@ -1,6 +1,7 @@
 /**
  * The workloads the real-cluster test runs in namespace `default` and how it reads them: an agnhost netexec
- * Deployment spread one pod per node, scaling it, and the simulator's load balancer of a Service.
+ * Deployment spread one pod per node, a LoadBalancer Service in front of it, scaling it, and the simulator's load
+ * balancer of a Service.
  *
  * @module
  */
@@ -9,6 +10,8 @@ import { AGNHOST_IMAGE, type RealCluster } from "./real_cluster.ts";
 import { type LoadBalancerDoc, loadBalancerOf } from "./real_cluster_traffic.ts";
 
 const NS = "default";
+/** The port agnhost netexec serves in {@linkcode echoDeployment}'s pods. */
+export const ECHO_PORT = 8080;
 
 /** An agnhost netexec Deployment whose pods spread one per node (`/hostname` answers the pod's name). */
 export function echoDeployment(name: string, replicas: number) {
@@ -35,12 +38,31 @@ export function echoDeployment(name: string, replicas: number) {
             name: "netexec",
             image: AGNHOST_IMAGE,
             imagePullPolicy: "Never",
-            args: ["netexec", "--http-port=8080"],
-            ports: [{ containerPort: 8080 }],
-            readinessProbe: { httpGet: { path: "/healthz", port: 8080 }, periodSeconds: 1 },
+            args: ["netexec", `--http-port=${ECHO_PORT}`],
+            ports: [{ containerPort: ECHO_PORT }],
+            readinessProbe: { httpGet: { path: "/healthz", port: ECHO_PORT }, periodSeconds: 1 },
           }],
         },
       },
+    },
+  };
+}
+
+/**
+ * A LoadBalancer Service `name` in front of the echo pods of Deployment `app` (default `name`): `port` (default 80) to
+ * their netexec port, with `annotations`, and `spec` over the rest (e.g. `externalTrafficPolicy`).
+ */
+export function echoService(
+  name: string,
+  options: { app?: string; port?: number; annotations?: Record<string, string>; spec?: Record<string, unknown> } = {},
+) {
+  return {
+    metadata: { name, namespace: NS, annotations: options.annotations ?? {} },
+    spec: {
+      type: "LoadBalancer",
+      selector: { app: options.app ?? name },
+      ports: [{ port: options.port ?? 80, targetPort: ECHO_PORT }],
+      ...options.spec,
     },
   };
 }
