@@ -1,7 +1,7 @@
 /**
  * The local demo: a real Kubernetes control plane, the Ankra Cloud simulator with a zone, a network and two servers,
- * the controller, two nodes registered as kubelets with `--cloud-provider=external` register them, and a
- * LoadBalancer Service — with a short timeline of what happens. The simulator's data plane runs in `loopback` mode:
+ * the controller, two nodes registered as a kubelet with `--cloud-provider=external` registers its node (tainted
+ * `node.cloudprovider.kubernetes.io/uninitialized`), and a LoadBalancer Service — with a short timeline of what happens. The simulator's data plane runs in `loopback` mode:
  * the servers' network is inside 127.0.0.0/8, each Node runs a small echo server on the Service's node port, and the
  * timeline ends with a request to the Service's published IPv4 answered by a Node through the load balancer (the
  * demo prints the `curl` to repeat it). Then it waits for Ctrl-C.
@@ -126,7 +126,10 @@ try {
   for (const name of ["worker-1", "worker-2"]) {
     await kubeOk(plane, "POST", "/api/v1/nodes", { body: kubeletNode(name) });
   }
-  say("nodes worker-1 and worker-2 registered as kubelets with --cloud-provider=external do (uninitialized taint)");
+  say(
+    "nodes worker-1 and worker-2 registered, as a kubelet with --cloud-provider=external registers its node: " +
+      "tainted node.cloudprovider.kubernetes.io/uninitialized until the controller initialises them",
+  );
   const created = await kubeOk<{ spec: { ports: { nodePort: number }[] } }>(
     plane,
     "POST",

@@ -2,7 +2,14 @@
  * Records core/v1 Events as the framework's recorder does (reason, type, message, involved object, source
  * component), with client-go's correlation: an event identical to one recorded in the last 10 minutes updates that
  * Event's `count` and `lastTimestamp` instead of creating another, and a per-object token bucket (burst 25, one
- * more every 5 minutes) drops floods. Writing is asynchronous and never blocks a reconcile; failures are logged.
+ * more every 5 minutes) drops floods. Writing is asynchronous and never blocks a reconcile; failures are logged and
+ * counted (`events_recorded_total{outcome="failed"}`), never silent.
+ *
+ * Event names are `<object name>.<hex>` as client-go shapes them, the hex a time in nanoseconds. JavaScript's clock
+ * has milliseconds, so the last six digits are a sequence shared by every recorder of the process
+ * ({@linkcode eventName}): no two events this process creates share a name, whichever recorder, object or clock. A
+ * create the API server still answers `409 AlreadyExists` (another process's event) is sent again under a fresh name,
+ * up to {@linkcode EVENT_NAME_ATTEMPTS} times.
  * Events have their own request rate (20 per second, burst 50) beside the client's, so a burst of events (1,000 nodes
  * joining) never slows the controllers' own writes.
  *
@@ -14,7 +21,7 @@ import type { DryRunReport } from "../runtime/dry_run.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
 import type { KubeClient } from "./client.ts";
-import { isKubeError } from "./errors.ts";
+import { isKubeError, type KubeApiError } from "./errors.ts";
 import { objectKey } from "./object_key.ts";
 
 /** The object an event is about. */
@@ -53,6 +60,34 @@ const SPAM_BURST = 25;
 const SPAM_REFILL_MS = 5 * 60_000;
 const MAX_MESSAGE = 1024;
 
+/** How many names a new Event is tried under before it counts as failed (each `409 AlreadyExists` takes a new one). */
+export const EVENT_NAME_ATTEMPTS = 5;
+
+/** Per-millisecond slots of the name's nanosecond term. */
+const SEQUENCE_SLOTS = 1_000_000;
+/**
+ * The process-wide sequence of event names. It starts at a random slot, so a process that restarts within the same
+ * millisecond as its predecessor rarely meets its names again (and when it does, the 409 retry takes the next slot).
+ */
+let nameSequence = Math.floor(Math.random() * SEQUENCE_SLOTS);
+
+/**
+ * The name of a new Event about `objectName` created at `nowMs`: `<objectName>.<hex of nowMs × 10⁶ + sequence>`, the
+ * sequence shared by every recorder of this process, so a million events can be named in one millisecond before a
+ * name repeats.
+ */
+export function eventName(objectName: string, nowMs: number): string {
+  nameSequence = (nameSequence + 1) % SEQUENCE_SLOTS;
+  return `${objectName}.${(BigInt(nowMs) * BigInt(SEQUENCE_SLOTS) + BigInt(nameSequence)).toString(16)}`;
+}
+
+/** What an {@linkcode EventRecorder} needs of the Kubernetes client (a {@linkcode KubeClient}; a fake in tests). */
+export type EventClient = Pick<KubeClient, "request">;
+
+function isNameTaken(error: unknown): error is KubeApiError {
+  return isKubeError(error, "conflict") && error.reason === "AlreadyExists";
+}
+
 /** Options of {@linkcode EventRecorder}. */
 export interface EventRecorderOptions {
   /** Source component (`ankra-cloud-ccm`, `cloud-node-controller`, …). */
@@ -69,7 +104,7 @@ export interface EventRecorderOptions {
 
 /** Records events for one source component. */
 export class EventRecorder implements EventSink {
-  readonly #client: KubeClient;
+  readonly #client: EventClient;
   readonly #options: EventRecorderOptions;
   readonly #now: () => number;
   readonly #correlated = new Map<string, Correlated>();
@@ -79,7 +114,7 @@ export class EventRecorder implements EventSink {
   readonly #counter?: ReturnType<MetricsRegistry["counter"]>;
 
   /** Writes go through the recorder's own limiter (20/s, burst 50), never the client's `--kube-api-qps` bucket. */
-  constructor(client: KubeClient, options: EventRecorderOptions) {
+  constructor(client: EventClient, options: EventRecorderOptions) {
     this.#client = client;
     this.#options = options;
     this.#now = options.now ?? Date.now;
@@ -147,37 +182,46 @@ export class EventRecorder implements EventSink {
         if (!isKubeError(cause, "not_found")) throw cause;
       }
     }
-    const name = `${object.name}.${
-      (BigInt(now) * 1_000_000n + BigInt(this.#correlated.size % 1_000_000)).toString(16)
-    }`;
-    await this.#client.request("POST", `/api/v1/namespaces/${namespace}/events`, {
-      limiter: this.#limiter,
-      body: {
-        apiVersion: "v1",
-        kind: "Event",
-        metadata: { name, namespace },
-        involvedObject: {
-          kind: object.kind,
-          apiVersion: object.apiVersion,
-          name: object.name,
-          namespace: object.namespace || undefined,
-          uid: object.uid,
-        },
-        reason,
-        message,
-        type,
-        source: { component: this.#options.component, host: this.#options.host },
-        firstTimestamp: timestamp,
-        lastTimestamp: timestamp,
-        count: 1,
-        reportingComponent: this.#options.component,
-        reportingInstance: this.#options.host ?? "",
+    const body = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { namespace },
+      involvedObject: {
+        kind: object.kind,
+        apiVersion: object.apiVersion,
+        name: object.name,
+        namespace: object.namespace || undefined,
+        uid: object.uid,
       },
-    });
+      reason,
+      message,
+      type,
+      source: { component: this.#options.component, host: this.#options.host },
+      firstTimestamp: timestamp,
+      lastTimestamp: timestamp,
+      count: 1,
+      reportingComponent: this.#options.component,
+      reportingInstance: this.#options.host ?? "",
+    };
+    const name = await this.#create(namespace, object.name, body);
     this.#correlated.set(key, { name, namespace, count: 1, firstTimestamp: timestamp, lastSeen: now });
     this.#counter?.inc({ type, reason, outcome: "created" });
     if (this.#correlated.size > 4096) {
       for (const [k, v] of this.#correlated) if (now - v.lastSeen > CORRELATION_WINDOW_MS) this.#correlated.delete(k);
+    }
+  }
+
+  /** POSTs the Event under a new name, and again under a fresh one after each `409 AlreadyExists`; gives the name. */
+  async #create(namespace: string, objectName: string, event: { metadata: object }): Promise<string> {
+    for (let attempt = 1;; attempt++) {
+      const name = eventName(objectName, this.#now());
+      const body = { ...event, metadata: { ...event.metadata, name } };
+      try {
+        await this.#client.request("POST", `/api/v1/namespaces/${namespace}/events`, { limiter: this.#limiter, body });
+        return name;
+      } catch (cause) {
+        if (!isNameTaken(cause) || attempt >= EVENT_NAME_ATTEMPTS) throw cause;
+      }
     }
   }
 }

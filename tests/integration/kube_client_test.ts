@@ -12,7 +12,8 @@ import { parseKubeconfig } from "../../lib/kube/kubeconfig.ts";
 import { type SlimNode, slimNode } from "../../lib/kube/slim.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk } from "../support/kube_http.ts";
+import { eventsFor, kubeletNode, kubeOk } from "../support/kube_http.ts";
+import { kubectl } from "../support/helm.ts";
 
 function adminClient(options: { metrics?: MetricsRegistry } = {}): KubeClient {
   const plane = testControlPlane();
@@ -363,6 +364,39 @@ Deno.test("repeated events aggregate into one Event with a count", async () => {
     assert.equal(byReason.Synced.count, 1);
   } finally {
     await kubeOk(plane, "DELETE", `/api/v1/nodes/${name}`).catch(() => {});
+    client.close();
+  }
+});
+
+Deno.test("a burst of distinct events about one Service from two recorders in one millisecond is all on the Service", async () => {
+  const plane = testControlPlane();
+  const client = adminClient();
+  const name = uniqueName("evburst");
+  const service = await kubeOk<{ metadata: { uid: string } }>(plane, "POST", "/api/v1/namespaces/default/services", {
+    body: { metadata: { name }, spec: { type: "ClusterIP", ports: [{ port: 80 }] } },
+  });
+  const sameMillisecond = () => 1_764_000_000_123;
+  const recorders = ["service-controller", "cloud-node-controller"].map((component) =>
+    new EventRecorder(client, { component, host: "test-host", now: sameMillisecond })
+  );
+  const ref = { kind: "Service", apiVersion: "v1", name, namespace: "default", uid: service.metadata.uid };
+  const perRecorder = 20; // under the per-object spam burst (25), so every one is meant to be written
+  try {
+    for (let i = 0; i < perRecorder; i++) {
+      recorders.forEach((recorder, r) =>
+        recorder.event(ref, "Warning", `Burst${r}x${i}`, `event ${i} of recorder ${r}`)
+      );
+    }
+    await Promise.all(recorders.map((r) => r.flush()));
+    const written = await eventsFor(plane, name);
+    assert.equal(written.length, 2 * perRecorder, `${written.length} of ${2 * perRecorder} events written`);
+    const described = await kubectl(["describe", "service", name, "--namespace=default"]);
+    assert.equal(described.code, 0, described.text);
+    for (let r = 0; r < 2; r++) {
+      for (let i = 0; i < perRecorder; i++) assert.match(described.text, new RegExp(`Burst${r}x${i}\\b`));
+    }
+  } finally {
+    await kubeOk(plane, "DELETE", `/api/v1/namespaces/default/services/${name}`).catch(() => {});
     client.close();
   }
 });
