@@ -114,6 +114,8 @@ export interface Config {
   concurrentServiceSyncs: number;
   /** Workers of the node controller. */
   concurrentNodeSyncs: number;
+  /** Workers of the node lifecycle controller (`--concurrent-node-lifecycle-syncs`). */
+  concurrentNodeLifecycleSyncs: number;
   /** Client-side request rate to the Kubernetes API, per second. */
   kubeApiQps: number;
   /** Client-side burst to the Kubernetes API. */
@@ -369,6 +371,7 @@ function buildConfig(
     sweepLeakedLoadBalancers: values.sweepLeakedLoadBalancers,
     concurrentServiceSyncs: values.concurrentServiceSyncs,
     concurrentNodeSyncs: values.concurrentNodeSyncs,
+    concurrentNodeLifecycleSyncs: values.concurrentNodeLifecycleSyncs,
     kubeApiQps: values.kubeApiQps,
     kubeApiBurst: values.kubeApiBurst,
     loadBalancerClass: values.loadBalancerClass,

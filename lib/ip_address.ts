@@ -1,6 +1,9 @@
 /**
  * IP addresses: parsing, canonical text (lower-case, compressed IPv6 as RFC 5952), families and prefix membership.
- * An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) counts as IPv4, as Go's `net.IP.To4` does.
+ * An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) counts as IPv4, as Go's `net.IP.To4` does. What people write
+ * (annotations, flags) is read strictly ({@linkcode parseIp}: leading zeros refused); what the Ankra API answers is
+ * read as Kubernetes' `ParseIPSloppy` reads it ({@linkcode parseIpSloppy}: leading zeros are decimal), and both give
+ * the canonical text Kubernetes 1.36's strict validation asks of Node and Service addresses.
  *
  * @module
  */
@@ -15,13 +18,19 @@ export interface IpAddress {
   text: string;
 }
 
-/** Parses dotted-quad IPv4 into a number, or undefined. Leading zeros are refused (ambiguous octal). */
-export function parseIpv4(text: string): bigint | undefined {
+const OCTET = /^(0|[1-9]\d{0,2})$/;
+const SLOPPY_OCTET = /^\d{1,3}$/;
+
+/**
+ * Parses dotted-quad IPv4 into a number, or undefined. Leading zeros are refused (ambiguous octal) unless `sloppy`,
+ * which reads them as decimal (`010` is 10), as Kubernetes' `ParseIPSloppy` does.
+ */
+export function parseIpv4(text: string, sloppy = false): bigint | undefined {
   const parts = text.split(".");
   if (parts.length !== 4) return undefined;
   let value = 0n;
   for (const part of parts) {
-    if (!/^(0|[1-9]\d{0,2})$/.test(part)) return undefined;
+    if (!(sloppy ? SLOPPY_OCTET : OCTET).test(part)) return undefined;
     const n = Number(part);
     if (n > 255) return undefined;
     value = (value << 8n) | BigInt(n);
@@ -29,15 +38,18 @@ export function parseIpv4(text: string): bigint | undefined {
   return value;
 }
 
-/** Parses IPv6 text (with `::` and an optional trailing dotted IPv4; no zone) into a 128-bit number, or undefined. */
-export function parseIpv6(text: string): bigint | undefined {
+/**
+ * Parses IPv6 text (with `::` and an optional trailing dotted IPv4, read `sloppy` as {@linkcode parseIpv4} does; no
+ * zone) into a 128-bit number, or undefined.
+ */
+export function parseIpv6(text: string, sloppy = false): bigint | undefined {
   if (!text.includes(":") || text.includes("%")) return undefined;
   let normalised = text;
   const lastColon = text.lastIndexOf(":");
   const tail = text.slice(lastColon + 1);
   if (tail.includes(".")) {
     // A dotted IPv4 tail stands for the last two words.
-    const v4 = parseIpv4(tail);
+    const v4 = parseIpv4(tail, sloppy);
     if (v4 === undefined) return undefined;
     normalised = `${text.slice(0, lastColon + 1)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
   }
@@ -99,10 +111,23 @@ const MAPPED_PREFIX = 0xffffn << 32n;
 
 /** Parses an address (trimmed); IPv4-mapped IPv6 becomes IPv4. Undefined when it is not an IP address. */
 export function parseIp(text: string): IpAddress | undefined {
+  return parseAddress(text, false);
+}
+
+/**
+ * Parses an address the Ankra API answered, as Kubernetes' `ParseIPSloppy` does: like {@linkcode parseIp}, but IPv4
+ * octets with leading zeros are read as decimal (`078.046.001.002` is `78.46.1.2`). Its `text` is canonical: no
+ * leading zeros, IPv4-mapped IPv6 as IPv4, IPv6 as RFC 5952.
+ */
+export function parseIpSloppy(text: string): IpAddress | undefined {
+  return parseAddress(text, true);
+}
+
+function parseAddress(text: string, sloppy: boolean): IpAddress | undefined {
   const trimmed = text.trim();
-  const v4 = parseIpv4(trimmed);
+  const v4 = parseIpv4(trimmed, sloppy);
   if (v4 !== undefined) return { family: 4, value: v4, text: formatIpv4(v4) };
-  const v6 = parseIpv6(trimmed);
+  const v6 = parseIpv6(trimmed, sloppy);
   if (v6 === undefined) return undefined;
   if (v6 >> 32n === MAPPED_PREFIX >> 32n) {
     const mapped = v6 & 0xffffffffn;

@@ -212,6 +212,17 @@ export const OPTIONS = {
     default: "4",
     help: "node controller workers: nodes initialised side by side",
   }, { min: 1, max: 64 }),
+  concurrentNodeLifecycleSyncs: whole({
+    flag: "concurrent-node-lifecycle-syncs",
+    upstream: {
+      default: "1",
+      difference:
+        "the nodes a lifecycle pass acts on are tainted, looked up or deleted side by side by default; at most 64",
+    },
+    default: "4",
+    help: "cloud-node-lifecycle workers: nodes a lifecycle pass acts on (shutdown taint, server look-up, deletion) " +
+      "side by side",
+  }, { min: 1, max: 64 }),
   kubeApiQps: decimal({
     flag: "kube-api-qps",
     upstream: { default: "20", difference: "higher default, so bursts of node and Service writes are not held back" },

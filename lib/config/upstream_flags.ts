@@ -3,8 +3,8 @@
  * built on) that this controller does not implement itself, and what this controller does when one is given: accept
  * it with one warning, accept it silently when its value is what this controller does anyway, or refuse it.
  *
- * Pure data; the command-line parser decides from it. Researched in the Kubernetes 1.37 development line (the
- * `master` branches, whose flag sets equal the v0.37.0-alpha.1 / v0.37.0-beta.0 tags) of:
+ * Pure data; the command-line parser decides from it. Read from the v0.37.2 release tags (Kubernetes 1.37.2; 1.37 added
+ * `--concurrent-node-lifecycle-syncs`, implemented here, see `options.ts`) of:
  *
  * - `kubernetes/cloud-provider`: `options/options.go`, `options/kubecloudshared.go`, `options/cloudprovider.go`,
  *   `options/nodecontroller.go`, `options/servicecontroller.go`, `options/webhook.go`,

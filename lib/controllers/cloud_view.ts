@@ -17,6 +17,7 @@ import { isNotFound } from "../cloud/errors.ts";
 import * as log from "../log.ts";
 import { matchServer, type ServerMatch } from "../provider/server_match.ts";
 import { abortableSleep } from "../runtime/abort.ts";
+import { forEachParallel } from "../runtime/parallel.ts";
 import { DEFAULTS } from "../defaults.ts";
 
 /** Options of {@linkcode CloudView}. */
@@ -174,12 +175,12 @@ export class CloudView {
 
   /**
    * For a server id the view has never listed: asks the API once per refresh period. A 404 proves it gone; a found
-   * server joins the view. Errors prove nothing.
+   * server joins the view. Errors prove nothing. Resolves to whether the API was asked.
    */
-  async checkUnknown(id: string): Promise<void> {
-    if (this.#servers.has(id) || this.#gone.has(id)) return;
+  async checkUnknown(id: string): Promise<boolean> {
+    if (this.#servers.has(id) || this.#gone.has(id)) return false;
     const checked = this.#checkedUnknown.get(id);
-    if (checked !== undefined && performance.now() - checked < this.#options.refreshPeriodMs) return;
+    if (checked !== undefined && performance.now() - checked < this.#options.refreshPeriodMs) return false;
     this.#checkedUnknown.set(id, performance.now());
     try {
       const server = await this.#cloud.getServer(id);
@@ -190,6 +191,7 @@ export class CloudView {
       if (isNotFound(cause)) this.#gone.add(id);
       else log.warn("could not check a server", { server: id, error: cause });
     }
+    return true;
   }
 
   /** The server's interfaces, fetched when new or changed (callers asking at the same time share one request). */
@@ -224,10 +226,7 @@ export class CloudView {
     if (ids.length > BULK_INTERFACES_FROM && queue.length > 0) {
       if (await this.#interfacesFromNetworks().catch(() => false)) return;
     }
-    const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) await this.interfaces(id).catch(() => {});
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+    await forEachParallel(queue, concurrency, (id) => this.interfaces(id).then(() => {}, () => {}));
   }
 
   /** Fills every known server's interfaces from the networks' member lists; true when every network was read. */

@@ -51,6 +51,8 @@ export function buildControllers(context: ControllerContext): Controller[] {
           view,
           events: recorder("cloud-node-lifecycle-controller"),
           periodMs: config.nodeMonitorPeriodMs,
+          workers: config.concurrentNodeLifecycleSyncs,
+          metrics,
         }),
       );
     }

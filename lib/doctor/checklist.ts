@@ -62,6 +62,7 @@ import {
   zoneCapabilitiesFinding,
   zonesToCheck,
 } from "./placement_checks.ts";
+import { KUBE_PROXY_NODE_IPS, kubeProxyNodeIpsFinding } from "./node_ip_checks.ts";
 import { type CheckName, type Finding, skip } from "./report.ts";
 
 /** Everything the checklist is made from. */
@@ -185,6 +186,11 @@ export function checklist(input: ChecklistInput): Finding[] {
   if (matches) findings.push(nodesMatchedFinding(matches));
   else findings.push(skipped(NODES_MATCHED, nodeList ? serversWhy : nodesWhy));
   findings.push(nodeList ? kubeletExternalFinding(nodeList) : skipped(KUBELET_EXTERNAL, nodesWhy));
+  findings.push(
+    nodeList && matches
+      ? kubeProxyNodeIpsFinding(nodeList, matches)
+      : skipped(KUBE_PROXY_NODE_IPS, nodeList ? serversWhy : nodesWhy),
+  );
 
   // Network and zones.
   if (!settings || !cloud || cloudWhy) {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { parseIp } from "../ip_address.ts";
+import { parseIp, parseIpSloppy } from "../ip_address.ts";
 import type { NodeAddress } from "../kube/slim.ts";
 
 /** The server fields addresses come from. */
@@ -31,15 +31,17 @@ export interface LegSource {
 /**
  * The server's addresses: ExternalIP public IPv6 (InternalIP when the server's `public_ipv6_is_private`: a ULA that
  * nothing outside Ankra Cloud reaches), ExternalIP public IPv4, InternalIP each leg's ULA, InternalIP each leg's IPv4,
- * Hostname. Values are trimmed and canonical; unparsable or wrong-family values are skipped; duplicates
- * are dropped (first wins).
+ * Hostname. Values are read as Kubernetes reads cloud addresses (`ParseIPSloppy`: an octet's leading zeros are
+ * decimal) and written canonical (no leading zeros, no IPv4-mapped IPv6, RFC 5952 IPv6), as Kubernetes 1.36's strict
+ * validation wants them; unparsable or wrong-family values (an IPv4-mapped `public_ipv6`) are skipped; duplicates are
+ * dropped (first wins).
  */
 export function serverAddresses(server: AddressSource, legs: LegSource[]): NodeAddress[] {
   const out: NodeAddress[] = [];
   const seen = new Set<string>();
   const add = (type: string, value: string | null | undefined, family: 4 | 6) => {
     if (!value) return;
-    const ip = parseIp(value);
+    const ip = parseIpSloppy(value);
     if (!ip || ip.family !== family || seen.has(ip.text)) return;
     seen.add(ip.text);
     out.push({ type, address: ip.text });

@@ -40,3 +40,30 @@ export function lifecycleAction(node: SlimNode, view: ServerPresenceFacts): Life
   if (presence.shutdown && !hasShutdownTaint(node)) return "add-shutdown-taint";
   return "none";
 }
+
+/** A question upstream's lifecycle controller asks the cloud about a NotReady node, with its answer. */
+export interface CloudProviderCall {
+  /** `instance_exists`, then `instance_shutdown` for a server that exists. */
+  operation: "instance_exists" | "instance_shutdown";
+  /** `success`, `instance_not_found` (the server is gone) or `error` (nothing proves either). */
+  result: "success" | "instance_not_found" | "error";
+}
+
+/**
+ * The questions a pass answered for `node`, as upstream counts them in
+ * `cloud_node_lifecycle_controller_cloud_provider_calls_total`: none for a node the pass does not ask about (Ready,
+ * unmanaged, unlinked, being deleted, or before the view's first list) or whose server the view has not listed yet
+ * (`check-unknown`: asked once the look-up is back); `instance_exists` → `instance_not_found` for a server gone;
+ * `instance_exists` and `instance_shutdown` → `success` for one that exists. Here they are answered from the shared
+ * server list, not by a request each.
+ */
+export function answeredCalls(node: SlimNode, view: ServerPresenceFacts): CloudProviderCall[] {
+  if (isUnmanagedNode(node) || node.ready === "True" || node.deletionTimestamp || !view.synced) return [];
+  const id = parseProviderId(node.providerID ?? "")?.serverId;
+  if (!id) return [];
+  const server = view.server(id);
+  const gone = server ? !serverPresence(server.state).exists : view.isGone(id);
+  if (gone) return [{ operation: "instance_exists", result: "instance_not_found" }];
+  if (!server) return [];
+  return [{ operation: "instance_exists", result: "success" }, { operation: "instance_shutdown", result: "success" }];
+}

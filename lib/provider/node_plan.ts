@@ -14,6 +14,7 @@ import {
   serverAddresses,
   withKubeletHostname,
 } from "./node_addresses.ts";
+import { keepKubeProxyNodeIps } from "./kube_proxy_node_ips.ts";
 import { formatProviderId } from "./provider_id.ts";
 import { hostnameCandidates, type ServerMatch } from "./server_match.ts";
 
@@ -111,7 +112,8 @@ export interface NodeInitialisation {
  * What to do with a node, from the node and its server:
  * - `refused`: the node cannot be brought in step (the kubelet's `--node-ip` is not the server's): one Warning event;
  *   `waits` when the node is still uninitialised (it keeps its taint until the user acts);
- * - `update`: the writes, in order — `addresses` (replace the list) when they differ, then `initialise` for a node
+ * - `update`: the writes, in order — `addresses` (replace the list; kube-proxy's node IPs kept where the server still
+ *   has them, `kube_proxy_node_ips.ts`) when they differ, then `initialise` for a node
  *   that still carries the `uninitialized` taint, else `labels` (the topology labels that changed). Nothing set:
  *   the node is in step.
  */
@@ -140,7 +142,8 @@ export function planNode(node: SlimNode, facts: NodeServerFacts): NodePlan {
     return { kind: "refused", reason: "NodeIPNotFound", message, waits: initialising };
   }
   const plan: NodePlan = { kind: "update" };
-  if (!sameAddresses(node.addresses, provided.addresses)) plan.addresses = provided.addresses;
+  const written = keepKubeProxyNodeIps(node.addresses, provided.addresses);
+  if (!sameAddresses(node.addresses, written)) plan.addresses = written;
   const labels = labelChanges(node, metadata);
   if (initialising) plan.initialise = { providerID: metadata.providerID, labels, taintKey: UNINITIALIZED_TAINT };
   else if (Object.keys(labels).length > 0) plan.labels = labels;

@@ -8,6 +8,7 @@
 import type { LoadBalancer } from "../cloud/schemas.ts";
 import type { SlimService } from "../kube/slim.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
+import { parseIpSloppy } from "../ip_address.ts";
 
 /** A Service status ingress entry. */
 export interface Ingress {
@@ -38,9 +39,19 @@ export function ingressStyle(service: Pick<SlimService, "ipFamilies">, ipMode?: 
 /**
  * The ingress entries for `ipv6` and `ipv4` addresses in `style`: the first family's addresses first, each with the
  * style's `ipMode`. Without a style, IPv6 first and no `ipMode`.
+ *
+ * Whatever the Ankra API answered, the entries are canonical, as Kubernetes 1.36's strict validation of
+ * `status.loadBalancer.ingress[].ip` demands: an octet's leading zeros read as decimal and dropped, an IPv4-mapped IPv6
+ * (`::ffff:a.b.c.d`) written as the IPv4 it is (after the IPv4s), IPv6 as RFC 5952; an unparsable address is
+ * left out and a repeated one listed once.
  */
 export function orderedIngress(ipv6: readonly string[], ipv4: readonly string[], style?: IngressStyle): Ingress[] {
-  const ips = style?.firstFamily === 4 ? [...ipv4, ...ipv6] : [...ipv6, ...ipv4];
+  const byFamily: Record<4 | 6, string[]> = { 4: [], 6: [] };
+  for (const text of [...ipv4, ...ipv6]) {
+    const ip = parseIpSloppy(text);
+    if (ip && !byFamily[ip.family].includes(ip.text)) byFamily[ip.family].push(ip.text);
+  }
+  const ips = style?.firstFamily === 4 ? [...byFamily[4], ...byFamily[6]] : [...byFamily[6], ...byFamily[4]];
   const ipMode = style?.ipMode;
   return ips.map((ip): Ingress => (ipMode ? { ip, ipMode } : { ip }));
 }

@@ -28,6 +28,7 @@ import { UNINITIALIZED_TAINT } from "./node_plan.ts";
 import { k3sServersRunningServiceLb, serviceLbNotice } from "./k3s.ts";
 import { objectKey } from "../kube/object_key.ts";
 import { ANNOTATION_PREFIX } from "../kube/slim.ts";
+import { parseGoBoolean } from "../go_syntax.ts";
 
 /** The finalizer the framework's service controller uses (and the Go controller with it). */
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
@@ -193,14 +194,23 @@ export function portPlan(service: SlimService): PortPlan {
 }
 
 /**
- * The framework's stable node set: not being deleted, not excluded, not being removed by the autoscaler — and not
- * labelled `node.ankra.cloud/managed=false` (not an Ankra server). By name.
+ * Whether the node's {@linkcode EXCLUDE_LABEL} keeps it out of load balancers, read as upstream's service controller
+ * reads it since 1.34 (Go's `strconv.ParseBool`): absent or a false value (`0 f F FALSE false False`) keeps the node;
+ * a true value (`1 t T TRUE true True`) or anything else (`yes`, `fAlSe`, empty) excludes it.
+ */
+export function isExcludedFromLoadBalancers(labels: Readonly<Record<string, string>>): boolean {
+  const value = labels[EXCLUDE_LABEL];
+  return value !== undefined && parseGoBoolean(value) !== false;
+}
+
+/**
+ * The framework's stable node set: not being deleted, not excluded ({@linkcode isExcludedFromLoadBalancers}), not
+ * being removed by the autoscaler — and not labelled `node.ankra.cloud/managed=false` (not an Ankra server). By name.
  */
 export function eligibleNodes(nodes: SlimNode[]): SlimNode[] {
   return nodes.filter((node) => {
     if (node.deletionTimestamp || isUnmanagedNode(node)) return false;
-    const exclude = node.labels[EXCLUDE_LABEL];
-    if (exclude !== undefined && exclude.toLowerCase() !== "false") return false;
+    if (isExcludedFromLoadBalancers(node.labels)) return false;
     return !node.taints.some((t) => t.key === AUTOSCALER_TAINT);
   }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

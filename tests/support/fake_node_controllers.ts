@@ -9,6 +9,7 @@ import { CloudView } from "../../lib/controllers/cloud_view.ts";
 import { NodeController } from "../../lib/controllers/node_controller.ts";
 import { NodeLifecycleController } from "../../lib/controllers/node_lifecycle_controller.ts";
 import type { SlimNode } from "../../lib/kube/slim.ts";
+import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 import { eventsAbout, FakeNodeWriter, FakeStore, type RecordedEvent, RecordingEvents } from "./fake_cluster.ts";
 import { startTestCloud, type TestCloud, testSeed } from "./simulator.ts";
 
@@ -26,6 +27,8 @@ export interface FakeNodeControllers extends AsyncDisposable {
   lifecycleEvents: RecordingEvents;
   /** The events about Node `name`, of both sources. */
   eventsOf(name: string): RecordedEvent[];
+  /** The controllers' metrics (as `/metrics` shows them). */
+  metrics: MetricsRegistry;
 }
 
 /** Options of {@linkcode startFakeNodeControllers}. */
@@ -49,6 +52,7 @@ export async function startFakeNodeControllers(options: FakeNodeControllersOptio
     confirmAfterMs: 300,
   });
   const stop = new AbortController();
+  const metrics = new MetricsRegistry();
   const runs = [
     view.run(stop.signal),
     new NodeController({
@@ -60,7 +64,8 @@ export async function startFakeNodeControllers(options: FakeNodeControllersOptio
       workers: 2,
       retryBaseMs: 100,
     }).run(stop.signal),
-    new NodeLifecycleController({ writes, nodes, view, events: lifecycleEvents, periodMs: 100 }).run(stop.signal),
+    new NodeLifecycleController({ writes, nodes, view, events: lifecycleEvents, periodMs: 100, workers: 2, metrics })
+      .run(stop.signal),
   ];
   return {
     cloud,
@@ -68,6 +73,7 @@ export async function startFakeNodeControllers(options: FakeNodeControllersOptio
     writes,
     nodeEvents,
     lifecycleEvents,
+    metrics,
     eventsOf(name) {
       return eventsAbout(`Node ${name}`, nodeEvents, lifecycleEvents);
     },

@@ -57,6 +57,7 @@ Deno.test("defaults match the Go controller and its chart, except the documented
   assert.equal(config.kubeApiBurst, 100);
   assert.equal(config.concurrentServiceSyncs, 10);
   assert.equal(config.concurrentNodeSyncs, 4);
+  assert.equal(config.concurrentNodeLifecycleSyncs, 4);
   assert.equal(config.cloud.maxRequestsPerMinute, undefined, "the API's own limit is followed; no fixed pace");
   assert.equal(config.dryRun, false);
   assert.equal(config.cloud.apiUrl, "https://cloud.ankra.app");
@@ -348,4 +349,14 @@ Deno.test("doctor takes the controller's settings and --output; a bad setting is
 
 Deno.test("a bad --bind-address is refused by name", () => {
   assert.match(refused(["--bind-address=localhost:80"], { ANKRA_CLOUD_TOKEN: TOKEN }), /--bind-address must be an IP/);
+});
+
+Deno.test("1.37's --concurrent-node-lifecycle-syncs is accepted as the lifecycle controller's workers, and 0 is refused", () => {
+  const config = run(["--concurrent-node-lifecycle-syncs=8"], { ANKRA_CLOUD_TOKEN: TOKEN });
+  assert.equal(config.concurrentNodeLifecycleSyncs, 8);
+  assert.deepEqual(config.warnings, [], "implemented: no 'does nothing here' warning");
+  assert.match(
+    refused(["--concurrent-node-lifecycle-syncs=0"], { ANKRA_CLOUD_TOKEN: TOKEN }),
+    /--concurrent-node-lifecycle-syncs/,
+  );
 });

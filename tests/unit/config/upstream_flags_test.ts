@@ -12,7 +12,7 @@ const OWN_UPSTREAM_FLAGS = OPTION_FLAGS.filter((o) => o.upstream).map((o) => o.f
 const OWN_EXTRA_FLAGS = OPTION_FLAGS.filter((o) => !o.upstream).map((o) => o.flag!);
 
 /**
- * Every long flag of the upstream cloud-controller-manager command, Kubernetes 1.37 line (k8s.io/cloud-provider
+ * Every long flag of the upstream cloud-controller-manager command at v0.37.2 (Kubernetes 1.37; k8s.io/cloud-provider
  * options + app, k8s.io/controller-manager options, k8s.io/apiserver server options, k8s.io/component-base logs,
  * feature gates, verflag and globalflag). `-h` is the shorthand of `help`, `-v` of `v`.
  */
@@ -35,6 +35,7 @@ const ALL_UPSTREAM_FLAGS = [
   "cloud-provider",
   "cluster-cidr",
   "cluster-name",
+  "concurrent-node-lifecycle-syncs",
   "concurrent-node-status-updates",
   "concurrent-node-syncs",
   "concurrent-service-syncs",

@@ -68,10 +68,19 @@ Deno.test("a NotReady node is tainted while its server is stopped and deleted on
     what: "the shutdown taint",
   });
   assert.ok(env.nodes.store.get("worker-2"), "a stopped server's node stays");
+  const calls = env.metrics.counter("cloud_node_lifecycle_controller_cloud_provider_calls_total", "");
+  assert.ok(calls.get({ operation: "instance_exists", result: "success" }) >= 1, "upstream's call metric: it exists");
+  assert.ok(calls.get({ operation: "instance_shutdown", result: "success" }) >= 1, "and it is shut down");
   sim.world.servers.delete(server.id);
   await eventually(() => env.nodes.store.get("worker-2") === undefined, { what: "the node deleted" });
   assert.deepEqual(env.lifecycleEvents.reasons(), ["DeletingNode"]);
   assert.match(env.lifecycleEvents.events[0].message, /^Deleting node worker-2 because it does not exist/);
+  assert.ok(calls.get({ operation: "instance_exists", result: "instance_not_found" }) >= 1, "then: not found");
+  assert.match(
+    env.metrics.render(),
+    /^cloud_node_lifecycle_controller_monitor_nodes_duration_seconds_count [1-9]\d*$/m,
+    "every pass is measured",
+  );
 });
 
 Deno.test("a NotReady node of another provider is left alone: no lookup, no event, never deleted", async () => {

@@ -31,6 +31,7 @@ const IDS = [
   "kubernetes-api",
   "nodes-matched",
   "kubelet-external",
+  "kube-proxy-node-ips",
   "private-network",
   "zone-capabilities",
   "k3s-servicelb",
