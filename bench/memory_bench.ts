@@ -33,7 +33,7 @@ const IMAGES: [string, number][] = [
   ["docker.io/rancher/mirrored-library-traefik:3.3.6", 52_322_610],
   ["docker.io/rancher/mirrored-library-busybox:1.36.1", 1_854_413],
   ["docker.io/rancher/klipper-lb:v0.4.13", 4_951_281],
-  ["registry.k8s.io/kube-proxy:v1.35.4", 30_714_528],
+  ["registry.k8s.io/kube-proxy:v1.37.2", 30_714_528],
   ["registry.k8s.io/pause:3.10", 320_368],
   ["quay.io/cilium/cilium:v1.18.2", 212_451_733],
   ["quay.io/cilium/operator-generic:v1.18.2", 35_012_770],

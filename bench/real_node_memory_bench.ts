@@ -21,11 +21,13 @@ import { readHostFacts, realNodeBlockers } from "../tests/support/real_node_host
 import { containerId, listPods, podReady, waitFor } from "../tests/support/real_node_objects.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../tests/support/simulator.ts";
 import { testImageLayout } from "../tests/support/test_image.ts";
+import { kubernetesVersions } from "../tests/support/versions.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const NODE = "ccm-real-node";
 const NODE_IP = "10.99.0.2";
 const SERVICES = 3;
+const versions = await kubernetesVersions();
 const MiB = 1024 * 1024;
 
 const blockers = realNodeBlockers(readHostFacts());
@@ -151,7 +153,9 @@ const row = (what: string, bytes: number) => `| ${what} | ${mib(bytes)} |`;
 const report = [
   "# Memory under a real kubelet",
   "",
-  `Run ${new Date().toISOString()} on a real single-node cluster (kubelet v1.35.4, containerd v2.2.9, runc; cgroup ` +
+  `Run ${
+    new Date().toISOString()
+  } on a real single-node cluster (kubelet ${versions.current}, containerd ${versions.containerd}, runc; cgroup ` +
   `${v2 ? "v2" : "v1"}): the chart's pod (image ${VERSION} from a local registry, chart defaults: limit ` +
   `${mib(limit)} MiB) serving its own Node and ${SERVICES} LoadBalancer Services against the simulator; every ` +
   `Service had its address ${servedSeconds.toFixed(1)} s after the pod became Ready. Last of 20 samples 0.5 s apart.`,

@@ -7,11 +7,15 @@
  */
 import { controlPlaneEnv, startControlPlane } from "../tests/support/control_plane.ts";
 
-/** Runs `scripts/test_binaries.sh` and returns the directory holding the binaries. */
-export async function locateTestBinaries(): Promise<string> {
+/**
+ * Runs `scripts/test_binaries.sh` and returns the directory holding the binaries: of `kubernetesVersion` when given
+ * (the old-version tier), else of scripts/versions.sh's `KUBERNETES_VERSION` (or `KUBEBUILDER_ASSETS`).
+ */
+export async function locateTestBinaries(kubernetesVersion?: string): Promise<string> {
   const script = new URL("./test_binaries.sh", import.meta.url).pathname;
   const started = performance.now();
-  const output = await new Deno.Command("bash", { args: [script], stdout: "piped", stderr: "inherit" }).output();
+  const env: Record<string, string> = kubernetesVersion ? { K8S_VERSION: kubernetesVersion } : {};
+  const output = await new Deno.Command("bash", { args: [script], env, stdout: "piped", stderr: "inherit" }).output();
   if (!output.success) throw new Error("scripts/test_binaries.sh failed: see the lines above");
   const dir = new TextDecoder().decode(output.stdout).trim().split("\n").pop()!;
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -20,11 +24,16 @@ export async function locateTestBinaries(): Promise<string> {
 }
 
 /**
- * Starts a control plane, runs `cmd` with it in the environment (plus `KUBEBUILDER_ASSETS` and the binaries on
- * `PATH`), stops the control plane and returns the command's exit code.
+ * Starts a control plane (of `options.kubernetesVersion`, default the current one), runs `cmd` with it in the
+ * environment (plus `KUBEBUILDER_ASSETS` and the binaries on `PATH`), stops the control plane and returns the
+ * command's exit code.
  */
-export async function runWithControlPlane(cmd: string[], extraEnv: Record<string, string> = {}): Promise<number> {
-  const binDir = await locateTestBinaries();
+export async function runWithControlPlane(
+  cmd: string[],
+  options: { extraEnv?: Record<string, string>; kubernetesVersion?: string } = {},
+): Promise<number> {
+  const extraEnv = options.extraEnv ?? {};
+  const binDir = await locateTestBinaries(options.kubernetesVersion);
   Deno.env.set("KUBEBUILDER_ASSETS", binDir);
   const plane = await startControlPlane();
   console.error(`control plane: ${plane.url} ready in ${(plane.startupMs / 1000).toFixed(1)} s`);

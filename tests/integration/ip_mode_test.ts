@@ -1,5 +1,5 @@
 /**
- * The ingress `ipMode` end to end (real kube-apiserver 1.35, simulator, the service controller in-process): a plain
+ * The ingress `ipMode` end to end (real kube-apiserver, simulator, the service controller in-process): a plain
  * TCP Service is published with `VIP`, an http one with `Proxy` (in-cluster clients then go through the load balancer,
  * so its http mode and redirect apply to them too); the `ip-mode` annotation changes it on the running Service.
  */

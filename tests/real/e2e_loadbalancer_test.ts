@@ -1,6 +1,6 @@
 /**
  * Kubernetes' own LoadBalancer e2e tests (`e2e.test --provider=skeleton --ginkgo.focus='\[Feature:LoadBalancer\]'`,
- * built by scripts/e2e_binaries.sh from k8s.io/kubernetes@v1.35.4) against the real two-node cluster
+ * built by scripts/e2e_binaries.sh from k8s.io/kubernetes at scripts/versions.sh's KUBERNETES_VERSION) against the real two-node cluster
  * (tests/support/real_cluster.ts), run from the host, which reaches the published addresses. Skipped are only the
  * tests the Ankra API cannot pass, each named with its reason and source line (tests/support/real_cluster_e2e.ts);
  * the closing line is `N ran, N passed, N failed, N skipped`, and the JUnit report is kept (its path is printed).
@@ -21,6 +21,7 @@ import {
   knownGap,
   readJunit,
   skipReason,
+  suiteChanges,
   unexpectedOutcomes,
 } from "../support/real_cluster_e2e.ts";
 import { readClusterFacts, realClusterBlockers } from "../support/real_cluster_host.ts";
@@ -73,6 +74,7 @@ Deno.test({
     leftovers = await cluster.stop();
   }
   assert.ok(cases.length > 0, `the e2e run reported no LoadBalancer test: see ${reportDir}/e2e.log`);
+  assert.deepEqual(suiteChanges(cases.map((c) => c.name)), [], "the LoadBalancer e2e suite changed upstream");
   assert.deepEqual(unexpectedOutcomes(cases), [], "LoadBalancer e2e: unexpected outcomes");
   assert.deepEqual(leftovers, [], "the real cluster left things behind on the host");
 });

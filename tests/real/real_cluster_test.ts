@@ -6,6 +6,13 @@
  * host (this test process) to the addresses the controller publishes, through the simulator's load balancer, to the
  * nodes' NodePorts and the pods.
  *
+ * kube-proxy runs as users run it — restarted when it exits (kube-proxy 1.37 exits when its Node's IPs change; on
+ * k3s that is the whole k3s process) — and its exits are counted: node a's kubelet has both families' node IPs, so its
+ * kube-proxy never exits; node b's has its IPv4 alone, so its kube-proxy may exit once, at initialisation, when the
+ * controller publishes the server's IPv6. After that no step may cost a kube-proxy exit (address refreshes every
+ * 10 s, the controller killed and upgraded, the API server restarted, the Ankra API down), except what deleting a
+ * Node does by itself (kube-proxy exits when its Node is deleted; the node that joins again is initialised again).
+ *
  * One cluster serves every step (each builds on the one before). Needs root, overlayfs, runc, iptables, skopeo,
  * nsenter, Debian's containernetworking-plugins, Go and gcc (`.ci/run` installs the Debian packages); without them
  * the test is ignored and says why. A failing step prints the kubelets', containerds', kube-proxies', the
@@ -24,6 +31,7 @@ import { ECHO_PORT, echoDeployment, echoService, lbOfService, scale } from "../s
 import { describeNodeEvents, runNodeEvents } from "../support/real_cluster_node_events.ts";
 import { testImageLayout } from "../support/test_image.ts";
 import { memberStates, requestHostname, startRequestStream } from "../support/real_cluster_traffic.ts";
+import type { SupervisedExit } from "../support/supervised_process.ts";
 
 const NS = "default";
 const APP = "echo";
@@ -46,18 +54,39 @@ Deno.test({
   const cluster = await timed(
     "real cluster start",
     () =>
-      startRealCluster({ certificates: [{ id: "cert-shop", certificate_pem: tls.cert, private_key_pem: tls.key }] }),
+      startRealCluster({
+        certificates: [{ id: "cert-shop", certificate_pem: tls.cert, private_key_pem: tls.key }],
+        controllerArgs: ["--node-status-update-frequency=10s"],
+      }),
   );
   const plane = cluster.plane;
+  const [nodeA, nodeB] = cluster.nodes;
+  const exitsOf = () => cluster.nodes.map((n) => n.kubeProxy.exits.length);
+  const describe = (exits: readonly SupervisedExit[]) => exits.map((e) => `${e.at} code ${e.code}: ${e.reason}`);
+  console.log(
+    `kube-proxy exits at initialisation: ${
+      cluster.nodes.map((n) => `${n.plan.name} (--node-ip=${n.kubeletNodeIps.join(",")}) ${n.kubeProxy.exits.length}`)
+        .join(", ")
+    }${cluster.nodes.flatMap((n) => describe(n.kubeProxy.exits)).map((l) => `\n  ${l}`).join("")}`,
+  );
   let failedStep: string | undefined;
-  const step = (name: string, body: () => Promise<void>) =>
+  /** Each step checks that it cost no kube-proxy exit, or only those `allowed` names (by node index). */
+  const step = (name: string, body: () => Promise<void>, allowed?: (exits: SupervisedExit[][]) => string | undefined) =>
     t.step({
       name,
       ignore: failedStep !== undefined,
       fn: async () => {
         const started = performance.now();
+        const before = exitsOf();
         try {
           await body();
+          const during = cluster.nodes.map((n, i) => n.kubeProxy.exits.slice(before[i]));
+          const problem = allowed
+            ? allowed(during)
+            : during.some((e) => e.length > 0)
+            ? `kube-proxy exited during the step: ${JSON.stringify(during.map(describe))}`
+            : undefined;
+          assert.equal(problem, undefined);
         } catch (cause) {
           failedStep = name;
           const pods = await cluster.kubectl(["get", "pods,services,nodes", "-A", "-o", "wide"]).catch(() => undefined);
@@ -70,6 +99,16 @@ Deno.test({
     });
   let leftovers: string[] = [];
   try {
+    await step(
+      "kube-proxy's node IPs: never changed on the node with both families, at most once at initialisation on the other",
+      () => {
+        assert.deepEqual(describe(nodeA.kubeProxy.exits), [], `${nodeA.plan.name} has --node-ip=<v4>,<v6>`);
+        assert.ok(nodeB.kubeProxy.exits.length <= 1, `${nodeB.plan.name}: ${describe(nodeB.kubeProxy.exits)}`);
+        for (const exit of nodeB.kubeProxy.exits) assert.match(exit.reason, /NodeIPs changed for the node/);
+        return Promise.resolve();
+      },
+    );
+
     await step("both nodes are Ready and their pods reach each other across the nodes", async () => {
       await kubeOk(plane, "POST", `/apis/apps/v1/namespaces/${NS}/deployments`, { body: echoDeployment(APP, 2) });
       const pods = await waitFor("two echo pods Ready on different nodes", 120_000, async () => {
@@ -119,14 +158,19 @@ Deno.test({
             assert.ok(name && podNames.has(name), `request ${i} to ${address} answered "${name}"`);
           }
         }
-        const members = memberStates(await lbOfService(cluster, APP));
+        // A member's first health checks may meet its NodePort before kube-proxy has programmed it (refused): it is
+        // up once `rise` checks have passed since. Wait for that state, bounded, saying what was there meanwhile.
         const expected = cluster.topology.nodes.map((n) => n.ip).sort();
-        assert.deepEqual([...new Set(members.map((m) => m.address))].sort(), expected);
-        for (const ip of expected) {
-          const mine = members.filter((m) => m.address === ip);
-          assert.ok(mine.every((m) => m.health === "up"), `member ${ip}: ${JSON.stringify(mine)}`);
-          assert.ok(mine.reduce((sum, m) => sum + m.connections_total, 0) > 0, `no connections on ${ip}`);
-        }
+        await waitFor("both nodes members, up, each with connections", 30_000, async (saw) => {
+          const members = memberStates(await lbOfService(cluster, APP));
+          saw(JSON.stringify(members.map((m) => ({ a: m.address, h: m.health, c: m.connections_total }))));
+          if ([...new Set(members.map((m) => m.address))].sort().join() !== expected.join()) return false;
+          await requestHostname(ingress[0], 80, 1_000); // traffic, so a member that comes up gets connections too
+          return expected.every((ip) => {
+            const mine = members.filter((m) => m.address === ip);
+            return mine.every((m) => m.health === "up") && mine.reduce((sum, m) => sum + m.connections_total, 0) > 0;
+          });
+        });
       },
     );
 
@@ -306,6 +350,19 @@ Deno.test({
             describeNodeEvents(events).join("\n  "),
         );
         for (const e of events) assert.ok(e.answeredAfter, `the Service does not answer after: ${e.what}`);
+      },
+      // Deleting node b's Node ends its kube-proxy (as it does on any cluster); the Node that registers again is
+      // initialised again, which may change node b's kube-proxy IPs once more. Node a's kube-proxy never exits.
+      ([a, b]) => {
+        const unexpected = b.filter((e, i) =>
+          !(/Node is being deleted/.test(e.reason) ||
+            (/NodeIPs changed for the node/.test(e.reason) && b.slice(0, i).every((x) => !/NodeIPs/.test(x.reason))))
+        );
+        return a.length > 0 || unexpected.length > 0
+          ? `kube-proxy exits beyond the Node's deletion and one re-initialisation: node a ${
+            JSON.stringify(describe(a))
+          }, node b ${JSON.stringify(describe(b))}`
+          : undefined;
       },
     );
   } finally {

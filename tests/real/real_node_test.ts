@@ -212,6 +212,14 @@ Deno.test({
       },
     );
 
+    // kube-proxy (supervised, as a DaemonSet's container) read one node IP from the kubelet's --node-ip; the
+    // controller then published the server's IPv6 too, which kube-proxy 1.37 answers by exiting once.
+    const exitsAtInitialisation = node.kubeProxy.exits.length;
+    console.log(
+      `kube-proxy exits at initialisation (--node-ip=${NODE_IP}): ${exitsAtInitialisation}` +
+        node.kubeProxy.exits.map((e) => `\n  ${e.at} code ${e.code}: ${e.reason}`).join(""),
+    );
+
     await step(
       "kill -9 of the controller's process: the kubelet restarts it, leadership resumes, no second load balancer",
       async () => {
@@ -355,6 +363,13 @@ Deno.test({
         );
       },
     );
+    await step("kube-proxy exited at most once, at initialisation, and never after", () => {
+      const exits = node.kubeProxy.exits.map((e) => `${e.at} code ${e.code}: ${e.reason}`);
+      assert.ok(node.kubeProxy.exits.length <= 1, `kube-proxy exits: ${exits.join("; ")}`);
+      assert.equal(node.kubeProxy.exits.length, exitsAtInitialisation, `exits after initialisation: ${exits}`);
+      for (const exit of node.kubeProxy.exits) assert.match(exit.reason, /NodeIPs changed for the node/);
+      return Promise.resolve();
+    });
   } finally {
     leftovers = await timed("real node teardown", () => node.stop());
     await Deno.remove(work, { recursive: true }).catch(() => {});

@@ -126,51 +126,10 @@ export async function startControlPlane(
     await Deno.writeTextFile(`${dir}/tokens.csv`, `${token},test-admin,test-admin-uid,"system:masters"\n`);
     const etcdPort = freePort();
     const apiPort = freePort();
-    const etcd = startProcess(
-      binaries.etcd,
-      [
-        `--data-dir=${dir}/etcd-data`,
-        `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-        `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-        "--listen-peer-urls=http://127.0.0.1:0",
-        "--unsafe-no-fsync=true",
-        "--log-level=warn",
-      ],
-      `${dir}/etcd.log`,
-      options.ownProcessGroup,
-    );
+    const etcd = await startEtcd(binaries.etcd, { dir, port: etcdPort, ownProcessGroup: options.ownProcessGroup });
     processes.push(etcd);
-    await serverReady(async () => {
-      const response = await fetch(`http://127.0.0.1:${etcdPort}/health`);
-      const body = await response.text();
-      return response.ok && body.includes('"true"');
-    }, {
-      timeoutMs: 30_000,
-      what: "etcd",
-      abortIf: () => etcd.exited ? "exited during startup" : undefined,
-    });
 
-    const args = [
-      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      "--bind-address=127.0.0.1",
-      `--secure-port=${apiPort}`,
-      `--tls-cert-file=${dir}/apiserver.crt`,
-      `--tls-private-key-file=${dir}/apiserver.key`,
-      `--client-ca-file=${dir}/ca.crt`,
-      `--token-auth-file=${dir}/tokens.csv`,
-      "--authorization-mode=RBAC",
-      // Dual-stack, so tests can create IPv4-only, IPv6-only and dual-stack Services.
-      "--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/108",
-      `--service-account-issuer=https://127.0.0.1:${apiPort}`,
-      `--service-account-key-file=${dir}/sa.pub`,
-      `--service-account-signing-key-file=${dir}/sa.key`,
-      "--disable-admission-plugins=ServiceAccount",
-      "--profiling=false",
-      // ConfigMaps have no watch cache here, so a test can reach etcd's compaction through a watch (410 Gone);
-      // the controllers never read ConfigMaps.
-      "--watch-cache-sizes=configmaps#0",
-      `--cert-dir=${dir}/cert-dir`,
-    ];
+    const args = apiserverArgs(dir, { etcdPort, apiPort });
     if (!(await hasDefaultRoute())) args.push("--advertise-address=198.51.100.10");
     const apiserver = startProcess(binaries.kubeApiserver, args, `${dir}/kube-apiserver.log`, options.ownProcessGroup);
     processes.push(apiserver);
@@ -223,4 +182,65 @@ export async function startControlPlane(
       `control plane did not start (${message}); logs kept in ${dir}/etcd.log and ${dir}/kube-apiserver.log`,
     );
   }
+}
+
+/** Starts etcd on loopback `port` with its data and log in `dir`; resolves once it is healthy. */
+async function startEtcd(
+  binary: string,
+  options: { dir: string; port: number; ownProcessGroup?: boolean },
+): Promise<Started> {
+  const { dir, port } = options;
+  const etcd = startProcess(
+    binary,
+    [
+      `--data-dir=${dir}/etcd-data`,
+      `--listen-client-urls=http://127.0.0.1:${port}`,
+      `--advertise-client-urls=http://127.0.0.1:${port}`,
+      "--listen-peer-urls=http://127.0.0.1:0",
+      "--unsafe-no-fsync=true",
+      "--log-level=warn",
+    ],
+    `${dir}/etcd.log`,
+    options.ownProcessGroup,
+  );
+  try {
+    await serverReady(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/health`);
+      const body = await response.text();
+      return response.ok && body.includes('"true"');
+    }, {
+      timeoutMs: 30_000,
+      what: "etcd",
+      abortIf: () => etcd.exited ? "exited during startup" : undefined,
+    });
+  } catch (cause) {
+    await stopProcess(etcd, 15_000);
+    throw cause;
+  }
+  return etcd;
+}
+
+/** kube-apiserver's command line for the test control plane in `dir`. */
+function apiserverArgs(dir: string, ports: { etcdPort: number; apiPort: number }): string[] {
+  return [
+    `--etcd-servers=http://127.0.0.1:${ports.etcdPort}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${ports.apiPort}`,
+    `--tls-cert-file=${dir}/apiserver.crt`,
+    `--tls-private-key-file=${dir}/apiserver.key`,
+    `--client-ca-file=${dir}/ca.crt`,
+    `--token-auth-file=${dir}/tokens.csv`,
+    "--authorization-mode=RBAC",
+    // Dual-stack, so tests can create IPv4-only, IPv6-only and dual-stack Services.
+    "--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/108",
+    `--service-account-issuer=https://127.0.0.1:${ports.apiPort}`,
+    `--service-account-key-file=${dir}/sa.pub`,
+    `--service-account-signing-key-file=${dir}/sa.key`,
+    "--disable-admission-plugins=ServiceAccount",
+    "--profiling=false",
+    // ConfigMaps have no watch cache here, so a test can reach etcd's compaction through a watch (410 Gone);
+    // the controllers never read ConfigMaps.
+    "--watch-cache-sizes=configmaps#0",
+    `--cert-dir=${dir}/cert-dir`,
+  ];
 }

@@ -121,7 +121,7 @@ export class FakeServiceWriter implements ServiceWriter {
   readonly dryRun = false;
   readonly #services: FakeStore<SlimService>;
   /** What `serverVersion` answers. */
-  version: string | undefined = "v1.35.4";
+  version: string | undefined = "v1.37.2";
 
   /** A writer over `services`. */
   constructor(services: FakeStore<SlimService>) {

@@ -195,39 +195,7 @@ export async function bootNspawn(
   };
 
   try {
-    await eventually(
-      async () => {
-        if (await settlesWithin(exited, 0)) throw new Error(`systemd-nspawn exited: ${(await exited).code}`);
-        init = containerInit(processes(), nspawn.pid) ?? 0;
-        return init > 0;
-      },
-      30_000,
-      "the container's systemd started",
-    );
-    // systemctl talks to the manager through its private socket, made a moment after systemd starts.
-    await eventually(
-      async () => {
-        try {
-          return (await Deno.lstat(`/proc/${init}/root/run/systemd/private`)).isSocket === true;
-        } catch {
-          return false;
-        }
-      },
-      30_000,
-      "systemd's private socket",
-    );
-    const state = await run("nsenter", [
-      "-t",
-      String(init),
-      "-a",
-      "timeout",
-      "90",
-      "systemctl",
-      "is-system-running",
-      "--wait",
-    ]);
-    const status = state.stdout.trim();
-    if (status !== "running" && status !== "degraded") throw new Error(`system state ${status} ${state.stderr}`);
+    init = await bootedInit(nspawn, exited);
     return machine;
   } catch (cause) {
     const log = await machine.console().catch(() => "");
@@ -252,4 +220,44 @@ function removeCgroup(dir: string): void {
   } catch (cause) {
     throw new Error(`cgroup ${dir} left behind: ${(cause as Error).message}`);
   }
+}
+
+/**
+ * Waits until the container's systemd runs (its PID in the host's namespace), answers on its private socket and
+ * reports the system `running` (or `degraded`); gives the PID.
+ */
+async function bootedInit(nspawn: Deno.ChildProcess, exited: Promise<Deno.CommandStatus>): Promise<number> {
+  const init = await eventually(
+    async () => {
+      if (await settlesWithin(exited, 0)) throw new Error(`systemd-nspawn exited: ${(await exited).code}`);
+      return containerInit(processes(), nspawn.pid) ?? 0;
+    },
+    30_000,
+    "the container's systemd started",
+  );
+  // systemctl talks to the manager through its private socket, made a moment after systemd starts.
+  await eventually(
+    async () => {
+      try {
+        return (await Deno.lstat(`/proc/${init}/root/run/systemd/private`)).isSocket === true;
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+    "systemd's private socket",
+  );
+  const state = await run("nsenter", [
+    "-t",
+    String(init),
+    "-a",
+    "timeout",
+    "90",
+    "systemctl",
+    "is-system-running",
+    "--wait",
+  ]);
+  const status = state.stdout.trim();
+  if (status !== "running" && status !== "degraded") throw new Error(`system state ${status} ${state.stderr}`);
+  return init;
 }

@@ -1,8 +1,10 @@
 /**
- * Kubernetes' own LoadBalancer e2e tests (`test/e2e/network/loadbalancer.go` at v1.35.4, label
- * `[Feature:LoadBalancer]`) against the real cluster: which tests are skipped and why (only what the Ankra API cannot
- * do), the `e2e.test` command line, and the reading of its JUnit report into `N ran, N passed, N skipped`. Pure
- * functions; the run itself is tests/real/e2e_loadbalancer_test.ts.
+ * Kubernetes' own LoadBalancer e2e tests (`test/e2e/network/loadbalancer.go` at v1.37.2 — the same 17 tests, on the
+ * same lines, as at v1.35.4 and v1.36.3 — label `[Feature:LoadBalancer]`) against the real cluster: the tests the run
+ * expects, by their text ({@linkcode LOAD_BALANCER_TESTS}: a test renamed, split or added upstream is reported, never
+ * silently run or skipped), which tests are skipped and why (only what the Ankra API cannot do), the `e2e.test`
+ * command line, and the reading of its JUnit report into `N ran, N passed, N skipped`. Pure functions; the run itself
+ * is tests/real/e2e_loadbalancer_test.ts.
  *
  * @module
  */
@@ -13,8 +15,61 @@ export interface NamedSkip {
   pattern: string;
   /** Why this controller cannot pass it. */
   reason: string;
-  /** The test's source line in k8s.io/kubernetes@v1.35.4. */
+  /** The test's source line in k8s.io/kubernetes@v1.37.2. */
   source: string;
+}
+
+/**
+ * The text of every `[Feature:LoadBalancer]` test of k8s.io/kubernetes@v1.37.2 (`It` texts, `loadbalancer.go` lines
+ * 132–1221). Each names exactly one test of the report; a report test none of them names, or one that names none or
+ * several, is a change of the suite that the run reports ({@linkcode suiteChanges}) — 1.38 splits "…without NodePort
+ * and change it" in two, for instance.
+ */
+export const LOAD_BALANCER_TESTS: readonly string[] = [
+  "should be able to change the type and ports of a TCP service",
+  "should be able to change the type and ports of a UDP service",
+  "should only allow access from service loadbalancer source ranges",
+  "should have session affinity work for LoadBalancer service with Local traffic policy",
+  "should be able to switch session affinity for LoadBalancer service with Local traffic policy",
+  "should have session affinity work for LoadBalancer service with Cluster traffic policy",
+  "should be able to switch session affinity for LoadBalancer service with Cluster traffic policy",
+  "should handle load balancer cleanup finalizer for service",
+  "should be able to create LoadBalancer Service without NodePort and change it",
+  "should be able to preserve UDP traffic when server pod cycles for a LoadBalancer service on different nodes",
+  "should be able to preserve UDP traffic when server pod cycles for a LoadBalancer service on the same nodes",
+  "should not have connectivity disruption during rolling update with externalTrafficPolicy=Cluster",
+  "should not have connectivity disruption during rolling update with externalTrafficPolicy=Local",
+  "ExternalTrafficPolicy: Local [Feature:LoadBalancer] [Slow] should work for type=LoadBalancer",
+  "should only target nodes with endpoints",
+  "should target all nodes with endpoints",
+  "should work from pods",
+];
+
+/**
+ * How the report's tests differ from {@linkcode LOAD_BALANCER_TESTS} and from the names the skip and gap lists use:
+ * one line per test added or renamed upstream (named by no entry), per entry that names no test (gone or renamed)
+ * and per entry that names several (split). Empty when the suite is the one these lists were written for.
+ */
+export function suiteChanges(
+  names: string[],
+  lists = { expected: LOAD_BALANCER_TESTS, named: namedPatterns() },
+): string[] {
+  const changes: string[] = [];
+  for (const name of names) {
+    if (!lists.expected.some((text) => name.includes(text))) {
+      changes.push(`a test no list names (new or renamed): ${name}`);
+    }
+  }
+  for (const text of new Set([...lists.expected, ...lists.named])) {
+    const matched = names.filter((name) => name.includes(text));
+    if (matched.length === 0) changes.push(`no test is named "${text}" any more (gone or renamed)`);
+    if (matched.length > 1) changes.push(`"${text}" names ${matched.length} tests (split): ${matched.join("; ")}`);
+  }
+  return changes;
+}
+
+function namedPatterns(): string[] {
+  return [...NAMED_SKIPS, ...LONG_TESTS, ...KNOWN_PRODUCT_GAPS].map((s) => s.pattern);
 }
 
 /** Every test the run skips. Nothing else is skipped by the harness. */
@@ -198,7 +253,7 @@ export function skipReason(testCase: E2eCase): string {
 
 /**
  * The failures that fail the run: every failed test not in {@linkcode KNOWN_PRODUCT_GAPS} (or failing with another
- * message), and every known gap that passed (take it off the list).
+ * message), and every known gap that passed (take it off the list). The run checks {@linkcode suiteChanges} beside.
  */
 export function unexpectedOutcomes(cases: E2eCase[]): string[] {
   const out: string[] = [];

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type HostFacts, realNodeBlockers } from "./real_node_host.ts";
+import { type HostFacts, killNamingDirLine, realNodeBlockers } from "./real_node_host.ts";
 import {
   cloudNamespaceCommands,
   type ClusterTopology,
@@ -202,6 +202,7 @@ export function clusterCrashCleanup(c: ClusterCrashCleanup): string {
       `for id in $(${c.runc} --root ${root} list -q); do ${c.runc} --root ${root} delete -f "$id"; done`
     ),
     `for p in /proc/[0-9]*; do case "$(readlink "$p/cwd")" in ${c.dir}/*) kill -KILL "\${p#/proc/}";; esac; done`,
+    killNamingDirLine(c.dir),
     `awk -v d="${c.dir}/" 'index($2, d) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do umount "$m" || umount -l "$m"; done`,
     ...c.cgroupRoots.map((root) =>
       `for h in /sys/fs/cgroup/*; do [ -d "$h/${root}" ] && find "$h/${root}" -depth -type d -exec rmdir {} \\;; done`

@@ -2,8 +2,10 @@
  * One node of the real two-node cluster (tests/support/real_cluster.ts) inside its own network namespace: its own
  * containerd (root, state, socket, runc root; pod namespaces under its state directory), the images it runs loaded
  * into it with `ctr images import` (it pulls nothing: the nodes have no way out), the bridge CNI plugin, a kubelet
- * with its own cgroup root, client certificate and node IP, and kube-proxy. The configuration is
- * `real_node_files.ts`'s, with the options a node in a namespace needs.
+ * with its own cgroup root, client certificate and node IPs (one family, or both with {@linkcode NodeContext}'s
+ * `dualStackNodes`), and kube-proxy — supervised as a DaemonSet's container or k3s's unit is: restarted when it exits,
+ * every exit counted ({@linkcode ClusterNode.kubeProxy}). The configuration is `real_node_files.ts`'s, with the options
+ * a node in a namespace needs.
  *
  * @module
  */
@@ -29,6 +31,7 @@ import {
   untilAlive,
 } from "./real_cluster_host.ts";
 import { bridgeConflist, type ClusterTopology, type NodePlan } from "./real_cluster_topology.ts";
+import { supervise, type SupervisedProcess } from "./supervised_process.ts";
 
 /** An image to load into every node: an OCI layout directory, its tag there, and the name the node knows it by. */
 export interface NodeImage {
@@ -50,10 +53,16 @@ export interface ClusterNode {
   cgroupRoot: string;
   /** Its runc root (containers containerd could not remove are removed there). */
   runcRoot: string;
-  /** Its processes by component. */
+  /** Its processes by component (kube-proxy's current run among them). */
   processes: Map<string, Started>;
+  /** kube-proxy under supervision: its exits (kube-proxy 1.37 exits when the Node's IPs change). */
+  kubeProxy: SupervisedProcess;
+  /** The kubelet's `--node-ip` list. */
+  kubeletNodeIps: string[];
   /** Starts the kubelet again after {@linkcode ClusterNode.stopKubelet}. */
   startKubelet(): void;
+  /** Starts kube-proxy under supervision (once, at the node's start). */
+  startKubeProxy(): void;
   /** Stops the kubelet (the node goes NotReady; its pods keep running). */
   stopKubelet(): Promise<void>;
   /** Loads docker-archive tars ({@linkcode archiveImages}) into the node's containerd, as at its start. */
@@ -84,9 +93,11 @@ export interface NodeContext {
   archives: string[];
   /** The kubelet's `clusterDNS`, when the cluster has DNS. */
   clusterDns?: string;
+  /** Names of the nodes whose kubelet gets both families' node IPs (`<v4>,<ULA>`); the others get the IPv4 alone. */
+  dualStackNodes: string[];
+  /** The pause before kube-proxy is started again after an exit (default 5 s, k3s's `RestartSec`). */
+  kubeProxyRestartDelayMs?: number;
 }
-
-const COMPONENTS = ["containerd", "kubelet", "kube-proxy"];
 
 /** Packs each image into a docker-archive tar under `dir` (named, so `ctr images import` tags it); returns the paths. */
 export async function archiveImages(images: NodeImage[], dir: string): Promise<string[]> {
@@ -106,8 +117,8 @@ export async function archiveImages(images: NodeImage[], dir: string): Promise<s
 }
 
 /**
- * Starts containerd, loads the images, writes the CNI configuration, starts the kubelet and kube-proxy in the node's
- * namespace, and waits until containerd answers and kube-proxy's healthz does.
+ * Starts containerd, loads the images, writes the CNI configuration, starts the kubelet and kube-proxy (supervised) in
+ * the node's namespace, and waits until containerd answers and kube-proxy's healthz does.
  *
  * @throws naming the component that did not start (what started is left for {@linkcode ClusterNode.stop}, which the
  * caller reaches through `started`).
@@ -117,13 +128,36 @@ export async function startClusterNode(
   ctx: NodeContext,
   started: (node: ClusterNode) => void,
 ): Promise<ClusterNode> {
-  const dir = `${ctx.clusterDir}/nodes/${plan.name}`;
-  const paths = realNodePaths(dir);
-  const cgroupRoot = `ccm-${plan.netns}`;
-  const layout: RealNodeLayout = {
-    dir,
+  const layout = nodeLayout(plan, ctx);
+  const paths = realNodePaths(layout.dir);
+  const node = clusterNodeHandle(plan, ctx, layout);
+  started(node);
+  await writeNodeFiles(plan, ctx, layout);
+  const containerd = node.processes.get("containerd")!;
+  await untilAlive(`containerd of ${plan.name}`, 30_000, async () => (await nodeCtr(ctx, paths, ["version"])).ok, [
+    containerd,
+  ]);
+  await node.importImages(ctx.archives);
+  makeCgroupRoot(node.cgroupRoot);
+  await Deno.writeTextFile(paths.kubeletConfig, kubeletConfig(layout));
+  node.startKubelet();
+  await Deno.writeTextFile(paths.proxyConfig, kubeProxyConfig(layout));
+  node.startKubeProxy();
+  await untilAlive(`kube-proxy of ${plan.name}`, 60_000, async () => {
+    const response = await fetch(`http://${plan.ip}:${layout.proxyHealthzPort}/healthz`);
+    await response.body?.cancel();
+    return response.ok;
+  }, [node.kubeProxy.current(), node.processes.get("kubelet")!, containerd]);
+  return node;
+}
+
+/** The node's layout: its own directory, node IPs, cgroup root and the ports a node in a namespace uses. */
+function nodeLayout(plan: NodePlan, ctx: NodeContext): RealNodeLayout {
+  return {
+    dir: `${ctx.clusterDir}/nodes/${plan.name}`,
     nodeName: plan.name,
     nodeIp: plan.ip,
+    kubeletNodeIps: ctx.dualStackNodes.includes(plan.name) ? [plan.ip, plan.ip6] : [plan.ip],
     apiPort: ctx.apiPort,
     etcdPort: 0,
     kubeletPort: 10250,
@@ -137,27 +171,49 @@ export async function startClusterNode(
     runc: ctx.runc,
     apiHost: ctx.topology.hostIp,
     localAddress: plan.ip,
-    cgroupRoot: `/${cgroupRoot}`,
+    cgroupRoot: `/ccm-${plan.netns}`,
     clusterCidr: ctx.topology.clusterCidr,
     clusterDns: ctx.clusterDns,
     podNetnsUnderState: true,
   };
+}
+
+function nodeCtr(ctx: NodeContext, paths: ReturnType<typeof realNodePaths>, args: string[]) {
+  return output(`${ctx.nodeBinaries}/ctr`, ["--address", paths.containerdSocket, "-n", "k8s.io", ...args]);
+}
+
+/** The node's handle: its processes (containerd started), and what a test does with it. */
+function clusterNodeHandle(plan: NodePlan, ctx: NodeContext, layout: RealNodeLayout): ClusterNode {
+  const paths = realNodePaths(layout.dir);
   const processes = new Map<string, Started>();
-  const start = (name: string, command: string, args: string[]) => {
+  const launch = (name: string, command: string, args: string[], log = `${paths.logs}/${name}.log`) => {
     const [cmd, argv] = inNetns(plan.netns, command, args);
-    const p = startProcess(cmd, argv, `${paths.logs}/${name}.log`, true);
+    const p = startProcess(cmd, argv, log, true);
     processes.set(name, p);
     return p;
   };
-  const ctr = (args: string[]) =>
-    output(`${ctx.nodeBinaries}/ctr`, ["--address", paths.containerdSocket, "-n", "k8s.io", ...args]);
+  const ctr = (args: string[]) => nodeCtr(ctx, paths, args);
+  let kubeProxy: SupervisedProcess | undefined;
   const node: ClusterNode = {
     plan,
-    dir,
-    cgroupRoot,
+    dir: layout.dir,
+    cgroupRoot: layout.cgroupRoot!.slice(1),
     runcRoot: `${paths.runcRoot}/k8s.io`,
     processes,
-    startKubelet: () => void start("kubelet", `${ctx.nodeBinaries}/kubelet`, kubeletArgs(layout)),
+    get kubeProxy() {
+      if (!kubeProxy) throw new Error(`kube-proxy of ${plan.name} was not started`);
+      return kubeProxy;
+    },
+    kubeletNodeIps: layout.kubeletNodeIps!,
+    startKubelet: () => void launch("kubelet", `${ctx.nodeBinaries}/kubelet`, kubeletArgs(layout)),
+    startKubeProxy: () => {
+      kubeProxy = supervise(
+        `kube-proxy of ${plan.name}`,
+        (log) =>
+          launch("kube-proxy", `${ctx.nodeBinaries}/kube-proxy`, [`--config=${paths.proxyConfig}`, "--v=2"], log),
+        { logDir: paths.logs, restartDelayMs: ctx.kubeProxyRestartDelayMs },
+      );
+    },
     stopKubelet: async () => {
       const kubelet = processes.get("kubelet");
       if (kubelet) await stopProcess(kubelet, 15_000);
@@ -178,41 +234,29 @@ export async function startClusterNode(
     },
     logs: async (lines) => {
       const parts: string[] = [];
-      for (const name of COMPONENTS) {
-        parts.push(
-          `--- ${plan.name} ${name} (${paths.logs}/${name}.log)\n${await logTail(`${paths.logs}/${name}.log`, lines)}`,
-        );
+      for (const [name, p] of processes) {
+        parts.push(`--- ${plan.name} ${name} (${p.log})\n${await logTail(p.log, lines)}`);
       }
       return parts.join("\n");
     },
-    stop: async () => {
-      for (const name of ["kube-proxy", "kubelet"]) {
-        const p = processes.get(name);
-        if (p) await stopProcess(p, 15_000);
-      }
-      const containerd = processes.get("containerd");
-      if (containerd && !containerd.exited) {
-        const tasks = (await ctr(["tasks", "ls", "-q"])).text.split("\n").map((l) => l.trim()).filter((l) =>
-          /^[0-9a-f]{64}$/.test(l)
-        );
-        for (const id of tasks) await ctr(["tasks", "kill", "-s", "KILL", id]);
-        for (const id of tasks) await ctr(["tasks", "delete", "-f", id]);
-        await stopProcess(containerd, 15_000);
-      }
-      const listed = await output(ctx.runc, ["--root", node.runcRoot, "list", "-q"]);
-      for (const id of listed.ok ? listed.text.split("\n").filter(Boolean) : []) {
-        await output(ctx.runc, ["--root", node.runcRoot, "delete", "-f", id]);
-      }
-      killShims(paths.containerdState);
-      removeCgroupRoot(cgroupRoot);
-    },
+    stop: () => stopClusterNode(node, ctx, paths),
   };
-  started(node);
+  launch("containerd", "env", [
+    `PATH=${ctx.nodeBinaries}:${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`,
+    `${ctx.nodeBinaries}/containerd`,
+    "--config",
+    paths.containerdConfig,
+  ]);
+  return node;
+}
 
+/** The node's certificates, kubeconfigs, CNI configuration and containerd configuration. */
+async function writeNodeFiles(plan: NodePlan, ctx: NodeContext, layout: RealNodeLayout): Promise<void> {
+  const paths = realNodePaths(layout.dir);
   for (const d of [paths.logs, paths.pki, paths.cniConf, paths.cniBin, paths.kubeletRoot, paths.podLogs]) {
     await Deno.mkdir(d, { recursive: true });
   }
-  await Deno.mkdir(`${dir}/containerd`, { recursive: true });
+  await Deno.mkdir(`${layout.dir}/containerd`, { recursive: true });
   const caDir = `${ctx.clusterDir}/pki`;
   await signWithClusterCa(caDir, `kubelet-${plan.name}`, { kind: "kubelet", node: plan.name });
   await Deno.copyFile(`${caDir}/ca.crt`, `${paths.pki}/ca.crt`);
@@ -227,27 +271,32 @@ export async function startClusterNode(
   for (const plugin of Deno.readDirSync(CNI_PLUGIN_DIR)) {
     await Deno.symlink(`${CNI_PLUGIN_DIR}/${plugin.name}`, `${paths.cniBin}/${plugin.name}`);
   }
-  await Deno.writeTextFile(`${paths.cniConf}/10-ccm-pods.conflist`, bridgeConflist(plan, `${dir}/cni/ipam`));
+  await Deno.writeTextFile(`${paths.cniConf}/10-ccm-pods.conflist`, bridgeConflist(plan, `${layout.dir}/cni/ipam`));
   await Deno.writeTextFile(paths.containerdConfig, containerdConfig(layout));
+}
 
-  const containerd = start("containerd", "env", [
-    `PATH=${ctx.nodeBinaries}:${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`,
-    `${ctx.nodeBinaries}/containerd`,
-    "--config",
-    paths.containerdConfig,
-  ]);
-  await untilAlive(`containerd of ${plan.name}`, 30_000, async () => (await ctr(["version"])).ok, [containerd]);
-  await node.importImages(ctx.archives);
-
-  makeCgroupRoot(cgroupRoot);
-  await Deno.writeTextFile(paths.kubeletConfig, kubeletConfig(layout));
-  node.startKubelet();
-  await Deno.writeTextFile(paths.proxyConfig, kubeProxyConfig(layout));
-  const proxy = start("kube-proxy", `${ctx.nodeBinaries}/kube-proxy`, [`--config=${paths.proxyConfig}`, "--v=2"]);
-  await untilAlive(`kube-proxy of ${plan.name}`, 60_000, async () => {
-    const response = await fetch(`http://${plan.ip}:${layout.proxyHealthzPort}/healthz`);
-    await response.body?.cancel();
-    return response.ok;
-  }, [proxy, processes.get("kubelet")!, containerd]);
-  return node;
+/** Stops kube-proxy (no more restarts), the kubelet, every container and containerd; removes the cgroup root. */
+async function stopClusterNode(
+  node: ClusterNode,
+  ctx: NodeContext,
+  paths: ReturnType<typeof realNodePaths>,
+): Promise<void> {
+  const ctr = (args: string[]) => nodeCtr(ctx, paths, args);
+  await node.kubeProxy.stop(15_000).catch(() => {});
+  await node.stopKubelet();
+  const containerd = node.processes.get("containerd");
+  if (containerd && !containerd.exited) {
+    const tasks = (await ctr(["tasks", "ls", "-q"])).text.split("\n").map((l) => l.trim()).filter((l) =>
+      /^[0-9a-f]{64}$/.test(l)
+    );
+    for (const id of tasks) await ctr(["tasks", "kill", "-s", "KILL", id]);
+    for (const id of tasks) await ctr(["tasks", "delete", "-f", id]);
+    await stopProcess(containerd, 15_000);
+  }
+  const listed = await output(ctx.runc, ["--root", node.runcRoot, "list", "-q"]);
+  for (const id of listed.ok ? listed.text.split("\n").filter(Boolean) : []) {
+    await output(ctx.runc, ["--root", node.runcRoot, "delete", "-f", id]);
+  }
+  killShims(paths.containerdState);
+  removeCgroupRoot(node.cgroupRoot);
 }

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { addressInPrefix, parseIp, parsePrefix } from "../../lib/ip_address.ts";
 
 /** One node of the plan. */
 export interface NodePlan {
@@ -24,6 +25,8 @@ export interface NodePlan {
   netns: string;
   /** The node IP on the private network. */
   ip: string;
+  /** Its ULA on the private network (the simulator's leg address6: the network's /64 with `ip` in the low bits). */
+  ip6: string;
   /** The pod range its bridge plugin allocates from (a /24). */
   podCidr: string;
   /** The bridge port in the cloud namespace (the peer of the node's `eth0`). */
@@ -63,6 +66,9 @@ export interface ClusterTopology {
  */
 export const PUBLIC_IPV4_RANGES = ["198.51.100.0/24"];
 
+/** The private network's ULA /64. */
+const NODE_NETWORK6 = "fd97:0:0:1::/64";
+
 /** The host–cloud link's prefix. */
 const HOST_LINK = "10.98.0.0/30";
 const HOST_LINK6 = "fd98::/64";
@@ -80,7 +86,7 @@ export function clusterTopology(nodeNames: string[], prefix = "ccm"): ClusterTop
     cloudIp: "10.98.0.2",
     cloudIp6: "fd98::2",
     nodeNetwork: "10.97.0.0/24",
-    nodeNetwork6: "fd97:0:0:1::/64",
+    nodeNetwork6: NODE_NETWORK6,
     gatewayIp: "10.97.0.1",
     clusterCidr: "10.244.0.0/16",
     publicRanges: [...PUBLIC_IPV4_RANGES, "2001:db8::/32"],
@@ -88,6 +94,7 @@ export function clusterTopology(nodeNames: string[], prefix = "ccm"): ClusterTop
       name,
       netns: `${prefix}-node-${i}`,
       ip: `10.97.0.${i + 2}`,
+      ip6: addressInPrefix(parsePrefix(NODE_NETWORK6)!, parseIp(`10.97.0.${i + 2}`)!.value).text,
       podCidr: `10.244.${i + 1}.0/24`,
       cloudPort: `${prefix.slice(0, 4)}-n${i}`,
     })),
@@ -144,6 +151,8 @@ export function setupCommands(t: ClusterTopology): string[][] {
     cmds.push(inCloud("link", "set", node.cloudPort, "up"));
     cmds.push(inNode("link", "set", "lo", "up"));
     cmds.push(inNode("addr", "add", `${node.ip}/24`, "dev", "eth0"));
+    // The leg's ULA too, as on an Ankra server: a kubelet given both families' node IPs must find both here.
+    cmds.push(inNode("-6", "addr", "add", `${node.ip6}/64`, "dev", "eth0", "nodad"));
     cmds.push(inNode("link", "set", "eth0", "up"));
     cmds.push(inNode("route", "add", "default", "via", t.gatewayIp));
     for (const other of t.nodes) {

@@ -6,7 +6,8 @@
  * @module
  */
 import { kubeOk } from "./kube_http.ts";
-import { AGNHOST_IMAGE, type RealCluster } from "./real_cluster.ts";
+import type { RealCluster } from "./real_cluster.ts";
+import { AGNHOST_IMAGE } from "./real_cluster_steps.ts";
 import { type LoadBalancerDoc, loadBalancerOf } from "./real_cluster_traffic.ts";
 
 const NS = "default";

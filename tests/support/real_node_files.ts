@@ -7,8 +7,8 @@
  *   advertised address (loopback is refused there), and pods reach the API server only through that Service.
  * - containerd has `restrict_oom_score_adj = true`: without CAP_SYS_RESOURCE (as in containers and some VMs) nothing
  *   may lower `oom_score_adj`, and runc fails every sandbox containerd gives -998. A real host keeps the default.
- * - the kubelet has `failCgroupV1: false`: kubelet 1.35 refuses cgroup v1 hosts by default; on a cgroup v2 host the
- *   setting changes nothing.
+ * - the kubelet has `failCgroupV1: false`: kubelet 1.35 and later refuse cgroup v1 hosts by default; on a cgroup v2
+ *   host the setting changes nothing.
  * - no CNI configuration at all: the node stays NotReady, as every node is before its CNI runs.
  *
  * @module
@@ -22,6 +22,11 @@ export interface RealNodeLayout {
   nodeName: string;
   /** The node IP (kubelet `--node-ip`, kube-apiserver `--advertise-address`). */
   nodeIp: string;
+  /**
+   * The kubelet's `--node-ip` when it is not {@linkcode RealNodeLayout.nodeIp} alone: both families' node IPs
+   * (`<v4>,<v6>`, k3s's `--kubelet-arg=node-ip=…`), with which kube-proxy's node IPs never change.
+   */
+  kubeletNodeIps?: string[];
   /** kube-apiserver's secure port. */
   apiPort: number;
   /** etcd's client port. */
@@ -190,7 +195,7 @@ ${layout.cgroupRoot ? `cgroupRoot: ${layout.cgroupRoot}\n` : ""}${
 /**
  * The kubelet's command line, as k3s starts its embedded kubelet with `--kubelet-arg=cloud-provider=external`:
  * `--cloud-provider=external` and the node IP given explicitly (k3s passes `--node-ip` from its own `--node-ip`, else
- * the address of the default route's interface).
+ * the address of the default route's interface; both families' with `--kubelet-arg=node-ip=<v4>,<v6>`).
  */
 export function kubeletArgs(layout: RealNodeLayout): string[] {
   const p = realNodePaths(layout.dir);
@@ -198,7 +203,7 @@ export function kubeletArgs(layout: RealNodeLayout): string[] {
     `--config=${p.kubeletConfig}`,
     `--kubeconfig=${p.kubeletKubeconfig}`,
     `--hostname-override=${layout.nodeName}`,
-    `--node-ip=${layout.nodeIp}`,
+    `--node-ip=${(layout.kubeletNodeIps ?? [layout.nodeIp]).join(",")}`,
     "--cloud-provider=external",
     `--root-dir=${p.kubeletRoot}`,
     `--cert-dir=${p.kubeletCerts}`,

@@ -243,6 +243,16 @@ export function containerCgroup(containerId: string, controller: string): string
   throw new Error(`no cgroup of container ${containerId} under ${roots.join(" or ")}`);
 }
 
+/**
+ * A `sh` line that kills every process whose command line names a path under `dir`: the processes a watchdog's PID
+ * list cannot hold, because they started after it (kube-proxy's restarts). The shell running the line names `dir`
+ * too, and is spared.
+ */
+export function killNamingDirLine(dir: string): string {
+  return `for p in /proc/[0-9]*; do [ "\${p#/proc/}" = "$$" ] && continue; ` +
+    `case "$(tr '\\0' ' ' < "$p/cmdline" 2>/dev/null)" in *"${dir}/"*) kill -KILL "\${p#/proc/}";; esac; done`;
+}
+
 /** What {@linkcode crashCleanupScript} cleans up after. */
 export interface CrashCleanup {
   /** The test process: the script acts once it has gone. */
@@ -282,6 +292,7 @@ export function crashCleanupScript(c: CrashCleanup): string {
     `for id in $(${runc} list -q); do ${runc} delete -f "$id"; done`,
     // containerd's shims work in their task's directory and outlive containerd.
     `for p in /proc/[0-9]*; do case "$(readlink "$p/cwd")" in ${c.dir}/*) kill -KILL "\${p#/proc/}";; esac; done`,
+    killNamingDirLine(c.dir),
     `${c.kubeProxy} --cleanup`,
     chains,
     `awk -v d="${c.dir}/" 'index($2, d) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do umount "$m" || umount -l "$m"; done`,

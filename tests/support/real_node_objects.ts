@@ -46,18 +46,21 @@ export interface LeaseSpec {
 /**
  * {@linkcode eventually} for a value that may be falsy: looks every 250 ms until `check` returns anything but
  * `undefined` or `false` (so `0`, `""` and `null` are values) and returns it. An exception from `check` counts as
- * "not yet"; the last one is named in the failure when `timeoutMs` passes.
+ * "not yet"; the last one is named in the failure when `timeoutMs` passes, and so is what `check` last reported
+ * through its `saw` argument (the state it looked at), so a timeout says what was there instead.
  */
 export async function waitFor<T>(
   what: string,
   timeoutMs: number,
-  check: () => Promise<T | undefined | false>,
+  check: (saw: (state: string) => void) => Promise<T | undefined | false>,
 ): Promise<T> {
   let lastError = "";
+  let lastSeen = "";
+  const saw = (state: string) => void (lastSeen = state);
   try {
     const held = await eventually(async () => {
       try {
-        const value = await check();
+        const value = await check(saw);
         return value !== undefined && value !== false && { value };
       } catch (cause) {
         lastError = ` (last error: ${cause instanceof Error ? cause.message : cause})`;
@@ -66,7 +69,11 @@ export async function waitFor<T>(
     }, { timeoutMs, intervalMs: 250, what });
     return held.value;
   } catch (timeout) {
-    throw new Error(`${timeout instanceof Error ? timeout.message : timeout}${lastError}`);
+    throw new Error(
+      `${timeout instanceof Error ? timeout.message : timeout}${
+        lastSeen ? `; last seen: ${lastSeen}` : ""
+      }${lastError}`,
+    );
   }
 }
 

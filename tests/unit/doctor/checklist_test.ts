@@ -59,7 +59,7 @@ function healthyCluster(): ClusterFacts {
     source: "/kubeconfig",
     reachability: { ok: true, url: "u", status: 200, body: "" },
     identity: fetched("admin"),
-    version: fetched("v1.35.4"),
+    version: fetched("v1.37.2"),
     nodes: fetched([
       node("worker-1", { k3sNodeArgs: k3sArgs("server", "--disable=servicelb", "--disable-cloud-controller") }),
     ]),

@@ -161,7 +161,7 @@ function doctorFindings(world: World): { network: Finding; zone: Finding } {
       source: "/kubeconfig",
       reachability: { ok: true, url: "u", status: 200, body: "" },
       identity: fetched("admin"),
-      version: fetched("v1.35.4"),
+      version: fetched("v1.37.2"),
       nodes: fetched(nodesOf(world)),
       leases: { [leaseKey("kube-system", "ankra-cloud-ccm")]: fetched(null) },
       access: fetched([]),

@@ -30,7 +30,7 @@ function input(nodes: ReturnType<typeof node>[]): ChecklistInput {
       source: "/kubeconfig",
       reachability: { ok: true, url: "u", status: 200, body: "" },
       identity: fetched("admin"),
-      version: fetched("v1.35.4"),
+      version: fetched("v1.37.2"),
       nodes: fetched(nodes),
       leases: {
         [leaseKey("kube-system", "cloud-controller-manager")]: fetched(null),

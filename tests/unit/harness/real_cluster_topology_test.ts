@@ -14,10 +14,12 @@ import { realClusterBlockers } from "../../support/real_cluster_host.ts";
 import { REAL_NODE_COMMANDS } from "../../support/real_node_host.ts";
 import {
   e2eSummary,
+  LOAD_BALANCER_TESTS,
   NAMED_SKIPS,
   readJunit,
   skipReason,
   skipRegex,
+  suiteChanges,
   unexpectedOutcomes,
 } from "../../support/real_cluster_e2e.ts";
 import { vmLegAddress } from "../../../simulator/data_plane/local_addresses.ts";
@@ -147,4 +149,29 @@ Deno.test("a known product gap passes the run only while it fails with its own m
   assert.equal(unexpectedOutcomes([{ ...gap, message: "timed out" }]).length, 1);
   assert.match(unexpectedOutcomes([{ ...gap, status: "passed" }])[0], /take it off/);
   assert.match(unexpectedOutcomes([{ name: other, status: "failed", seconds: 1, message: "x" }])[0], /^failed:/);
+});
+
+Deno.test("a LoadBalancer e2e suite renamed, split or grown upstream is reported, not silently run or skipped", () => {
+  const full = (text: string) => `[sig-network] LoadBalancers [Feature:LoadBalancer] ${text} [Slow]`;
+  const report = LOAD_BALANCER_TESTS.map(full);
+  assert.deepEqual(suiteChanges(report), [], "v1.37.2's 17 tests, each named once");
+  // 1.38 splits "…without NodePort and change it" into two tests with longer names.
+  const split = report.filter((n) => !n.includes("without NodePort")).concat(
+    full(
+      "should be able to create LoadBalancer Service without NodePort and change it with Cluster external traffic policy",
+    ),
+    full(
+      "should be able to create LoadBalancer Service without NodePort and change it with Local external traffic policy",
+    ),
+  );
+  assert.match(
+    suiteChanges(split).join("\n"),
+    /"should be able to create LoadBalancer Service without NodePort and change it" names 2 tests \(split\)/,
+  );
+  const renamed = report.map((n) => n.replace("should work from pods", "should work from pods in the cluster"));
+  assert.deepEqual(suiteChanges(renamed), []);
+  const gone = report.filter((n) => !n.includes("should work from pods"));
+  assert.match(suiteChanges(gone).join("\n"), /no test is named "should work from pods" any more/);
+  const added = [...report, full("should keep a brand new promise")];
+  assert.match(suiteChanges(added).join("\n"), /a test no list names \(new or renamed\): .*brand new promise/);
 });
