@@ -284,12 +284,16 @@ Deno.test("a watch from a compacted resourceVersion gets 410 Gone, and the infor
   }
 });
 
-Deno.test("watches deliver bookmarks that carry the resourceVersion", async () => {
+Deno.test("watches deliver bookmarks that carry the resourceVersion (1.35+), and end cleanly at their timeout", async () => {
   const client = adminClient();
   try {
+    const version = await client.get<{ minor: string }>("/version");
+    // From "0" the apiserver sends the current state; 1.35 and later follow it with a bookmark at once. 1.33 (the
+    // old-version tier) sends none within a watch's first minutes (measured: none in 75 s): the informer does not
+    // need one, it resumes from the last object's resourceVersion and relists on 410 Gone.
+    const sendsBookmark = Number.parseInt(version.minor, 10) >= 35;
     const types: string[] = [];
     let bookmarkVersion = "";
-    // From "0" the apiserver sends the current state, then a bookmark marking its end.
     for await (
       const event of client.watch<{ metadata: { resourceVersion: string } }>("/api/v1/namespaces", {
         resourceVersion: "0",
@@ -299,8 +303,13 @@ Deno.test("watches deliver bookmarks that carry the resourceVersion", async () =
       types.push(event.type);
       if (event.type === "BOOKMARK") bookmarkVersion = event.object.metadata.resourceVersion;
     }
-    assert.ok(types.includes("BOOKMARK"), `events: ${types.join(",")}`);
-    assert.match(bookmarkVersion, /^\d+$/);
+    assert.ok(types.filter((t) => t === "ADDED").length >= 4, `the current namespaces first: ${types.join(",")}`);
+    if (sendsBookmark) {
+      assert.ok(types.includes("BOOKMARK"), `events: ${types.join(",")}`);
+      assert.match(bookmarkVersion, /^\d+$/);
+    } else {
+      console.log(`kube-apiserver 1.${version.minor} sends no bookmark after the initial state: ${types.join(",")}`);
+    }
   } finally {
     client.close();
   }
