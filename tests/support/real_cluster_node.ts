@@ -130,10 +130,15 @@ export async function startClusterNode(
 ): Promise<ClusterNode> {
   const layout = nodeLayout(plan, ctx);
   const paths = realNodePaths(layout.dir);
-  const node = clusterNodeHandle(plan, ctx, layout);
+  const { node, launch } = clusterNodeHandle(plan, ctx, layout);
   started(node);
   await writeNodeFiles(plan, ctx, layout);
-  const containerd = node.processes.get("containerd")!;
+  const containerd = launch("containerd", "env", [
+    `PATH=${ctx.nodeBinaries}:${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`,
+    `${ctx.nodeBinaries}/containerd`,
+    "--config",
+    paths.containerdConfig,
+  ]);
   await untilAlive(`containerd of ${plan.name}`, 30_000, async () => (await nodeCtr(ctx, paths, ["version"])).ok, [
     containerd,
   ]);
@@ -182,8 +187,12 @@ function nodeCtr(ctx: NodeContext, paths: ReturnType<typeof realNodePaths>, args
   return output(`${ctx.nodeBinaries}/ctr`, ["--address", paths.containerdSocket, "-n", "k8s.io", ...args]);
 }
 
-/** The node's handle: its processes (containerd started), and what a test does with it. */
-function clusterNodeHandle(plan: NodePlan, ctx: NodeContext, layout: RealNodeLayout): ClusterNode {
+/** The node's handle (what a test does with it), and how it starts a process in the node's namespace. */
+function clusterNodeHandle(
+  plan: NodePlan,
+  ctx: NodeContext,
+  layout: RealNodeLayout,
+): { node: ClusterNode; launch: (name: string, command: string, args: string[]) => Started } {
   const paths = realNodePaths(layout.dir);
   const processes = new Map<string, Started>();
   const launch = (name: string, command: string, args: string[], log = `${paths.logs}/${name}.log`) => {
@@ -241,13 +250,7 @@ function clusterNodeHandle(plan: NodePlan, ctx: NodeContext, layout: RealNodeLay
     },
     stop: () => stopClusterNode(node, ctx, paths),
   };
-  launch("containerd", "env", [
-    `PATH=${ctx.nodeBinaries}:${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`,
-    `${ctx.nodeBinaries}/containerd`,
-    "--config",
-    paths.containerdConfig,
-  ]);
-  return node;
+  return { node, launch };
 }
 
 /** The node's certificates, kubeconfigs, CNI configuration and containerd configuration. */
