@@ -16,8 +16,8 @@ const SIMULATOR_MAIN = new URL("../../simulator/main.ts", import.meta.url).pathn
 const CONTROLLER_MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 /**
- * The simulator's world: the test seed with the plan's network and one server per node (and the account's load
- * balancer `certificates`, when given).
+ * The simulator's world: the test seed with the plan's network and one server per node, with the plan's public IPv6
+ * (and the account's load balancer `certificates`, when given).
  */
 export function clusterSeed(t: ClusterTopology, certificates?: Seed["certificates"]): Seed {
   return testSeed({
@@ -25,7 +25,12 @@ export function clusterSeed(t: ClusterTopology, certificates?: Seed["certificate
     settings: { public_ipv4_ranges: PUBLIC_IPV4_RANGES },
     networks: [{ id: "net-1", name: "private", zone: "de-fsn1", cidr: t.nodeNetwork, ula_prefix: t.nodeNetwork6 }],
     servers: t.nodes.map((n) =>
-      serverSeed({ hostname: n.name, zone: "de-fsn1", interfaces: [{ network_id: "net-1", address: n.ip }] })
+      serverSeed({
+        hostname: n.name,
+        zone: "de-fsn1",
+        public_ipv6: n.publicIp6,
+        interfaces: [{ network_id: "net-1", address: n.ip }],
+      })
     ),
   });
 }

@@ -39,7 +39,7 @@ export const LOAD_BALANCER_TESTS: readonly string[] = [
   "should be able to preserve UDP traffic when server pod cycles for a LoadBalancer service on the same nodes",
   "should not have connectivity disruption during rolling update with externalTrafficPolicy=Cluster",
   "should not have connectivity disruption during rolling update with externalTrafficPolicy=Local",
-  "ExternalTrafficPolicy: Local [Feature:LoadBalancer] [Slow] should work for type=LoadBalancer",
+  "should work for type=LoadBalancer",
   "should only target nodes with endpoints",
   "should target all nodes with endpoints",
   "should work from pods",
@@ -128,7 +128,9 @@ export const LONG_TESTS: NamedSkip[] = [
  */
 export const KNOWN_PRODUCT_GAPS: (NamedSkip & { failure: string })[] = [
   {
-    pattern: "ExternalTrafficPolicy: Local [Feature:LoadBalancer] [Slow] should work for type=LoadBalancer",
+    // 1.35 named it "… Local [Feature:LoadBalancer] [Slow] should work for type=LoadBalancer"; 1.37 puts the labels
+    // last ("… Local [Feature:LoadBalancer] should work for type=LoadBalancer [Slow] [sig-network, …]").
+    pattern: "should work for type=LoadBalancer",
     failure: "Source IP was NOT preserved",
     reason: "an Ankra load balancer proxies (HAProxy): pods see its VM's address, not the client's. The test " +
       "skips itself for `ipMode: Proxy` (\"LoadBalancer uses 'Proxy' IPMode\"); the controller declares `VIP` for " +

@@ -93,7 +93,10 @@ export interface NodeContext {
   archives: string[];
   /** The kubelet's `clusterDNS`, when the cluster has DNS. */
   clusterDns?: string;
-  /** Names of the nodes whose kubelet gets both families' node IPs (`<v4>,<ULA>`); the others get the IPv4 alone. */
+  /**
+   * Names of the nodes whose kubelet gets both families' node IPs (`<v4>,<public IPv6>`, k3s's guidance); the others
+   * get the IPv4 alone.
+   */
   dualStackNodes: string[];
   /** The pause before kube-proxy is started again after an exit (default 5 s, k3s's `RestartSec`). */
   kubeProxyRestartDelayMs?: number;
@@ -162,7 +165,7 @@ function nodeLayout(plan: NodePlan, ctx: NodeContext): RealNodeLayout {
     dir: `${ctx.clusterDir}/nodes/${plan.name}`,
     nodeName: plan.name,
     nodeIp: plan.ip,
-    kubeletNodeIps: ctx.dualStackNodes.includes(plan.name) ? [plan.ip, plan.ip6] : [plan.ip],
+    kubeletNodeIps: ctx.dualStackNodes.includes(plan.name) ? [plan.ip, plan.publicIp6] : [plan.ip],
     apiPort: ctx.apiPort,
     etcdPort: 0,
     kubeletPort: 10250,
@@ -220,7 +223,7 @@ function clusterNodeHandle(
         `kube-proxy of ${plan.name}`,
         (log) =>
           launch("kube-proxy", `${ctx.nodeBinaries}/kube-proxy`, [`--config=${paths.proxyConfig}`, "--v=2"], log),
-        { logDir: paths.logs, restartDelayMs: ctx.kubeProxyRestartDelayMs },
+        { logDir: paths.logs, logName: "kube-proxy", restartDelayMs: ctx.kubeProxyRestartDelayMs },
       );
     },
     stopKubelet: async () => {

@@ -27,6 +27,11 @@ export interface NodePlan {
   ip: string;
   /** Its ULA on the private network (the simulator's leg address6: the network's /64 with `ip` in the low bits). */
   ip6: string;
+  /**
+   * Its server's public IPv6 (seeded, outside the simulator's load balancer pool `2001:db8:0:<n>::/64`), on the
+   * node's `eth0`: a kubelet given both families' node IPs names it, as k3s's `--kubelet-arg=node-ip=<v4>,<v6>` does.
+   */
+  publicIp6: string;
   /** The pod range its bridge plugin allocates from (a /24). */
   podCidr: string;
   /** The bridge port in the cloud namespace (the peer of the node's `eth0`). */
@@ -95,6 +100,7 @@ export function clusterTopology(nodeNames: string[], prefix = "ccm"): ClusterTop
       netns: `${prefix}-node-${i}`,
       ip: `10.97.0.${i + 2}`,
       ip6: addressInPrefix(parsePrefix(NODE_NETWORK6)!, parseIp(`10.97.0.${i + 2}`)!.value).text,
+      publicIp6: `2001:db8:ff:${i.toString(16)}::1`,
       podCidr: `10.244.${i + 1}.0/24`,
       cloudPort: `${prefix.slice(0, 4)}-n${i}`,
     })),
@@ -151,8 +157,8 @@ export function setupCommands(t: ClusterTopology): string[][] {
     cmds.push(inCloud("link", "set", node.cloudPort, "up"));
     cmds.push(inNode("link", "set", "lo", "up"));
     cmds.push(inNode("addr", "add", `${node.ip}/24`, "dev", "eth0"));
-    // The leg's ULA too, as on an Ankra server: a kubelet given both families' node IPs must find both here.
-    cmds.push(inNode("-6", "addr", "add", `${node.ip6}/64`, "dev", "eth0", "nodad"));
+    // The server's public IPv6 too, as on an Ankra server: a kubelet given both families' node IPs must find both.
+    cmds.push(inNode("-6", "addr", "add", `${node.publicIp6}/128`, "dev", "eth0", "nodad"));
     cmds.push(inNode("link", "set", "eth0", "up"));
     cmds.push(inNode("route", "add", "default", "via", t.gatewayIp));
     for (const other of t.nodes) {

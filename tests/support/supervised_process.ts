@@ -41,6 +41,8 @@ export interface SupervisedProcess {
 export interface SuperviseOptions {
   /** Directory of the logs. */
   logDir: string;
+  /** The logs' base name (default the process's name). */
+  logName?: string;
   /** Pause before a restart (default 5 s, k3s's `RestartSec`). */
   restartDelayMs?: number;
   /** Called with each exit as it happens (default: printed to standard error). */
@@ -91,7 +93,8 @@ export function supervise(
     ));
   const start = () => {
     runs++;
-    const log = `${options.logDir}/${runs === 1 ? name : `${name}-${runs}`}.log`;
+    const base = options.logName ?? name;
+    const log = `${options.logDir}/${runs === 1 ? base : `${base}-${runs}`}.log`;
     run = launch(log);
     const thisRun = run;
     thisRun.status.then(async (status) => {
