@@ -12,8 +12,8 @@ import {
   memberState,
   startDataPlaneWorld,
   tcpMember,
-} from "../../support/data_plane_fixtures.ts";
-import { eventually } from "../../support/eventually.ts";
+} from "../support/data_plane_fixtures.ts";
+import { eventually } from "../support/eventually.ts";
 
 function tally(names: (string | undefined)[]): Record<string, number> {
   const counts: Record<string, number> = {};

@@ -10,8 +10,8 @@ import {
   holdConnection,
   startDataPlaneWorld,
   tcpMember,
-} from "../../support/data_plane_fixtures.ts";
-import { eventually } from "../../support/eventually.ts";
+} from "../support/data_plane_fixtures.ts";
+import { eventually } from "../support/eventually.ts";
 
 async function world(hardStopMs?: number) {
   const w = await startDataPlaneWorld(

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import tls from "node:tls";
-import { selfSignedServingCertificate } from "../../../lib/server/self_signed_certificate.ts";
-import { buildLoadBalancer, freePortOn, httpMember, startDataPlaneWorld } from "../../support/data_plane_fixtures.ts";
+import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
+import { buildLoadBalancer, freePortOn, httpMember, startDataPlaneWorld } from "../support/data_plane_fixtures.ts";
 
 Deno.test("the member receives X-Forwarded-For and X-Forwarded-Proto, and each request of a kept-alive connection", async () => {
   await using world = await startDataPlaneWorld();
@@ -76,8 +76,8 @@ Deno.test("a redirect_to_https frontend answers with a redirect to https://, and
     backend_id: backendId,
   });
   // Nothing listens on the member's port: its first check takes it out.
-  const { eventually } = await import("../../support/eventually.ts");
-  const { memberState } = await import("../../support/data_plane_fixtures.ts");
+  const { eventually } = await import("../support/eventually.ts");
+  const { memberState } = await import("../support/data_plane_fixtures.ts");
   await eventually(async () => (await memberState(world, lb.id, "web")).health === "down", 5_000, "web down");
   const unavailable = await fetch(`http://${lb.ipv4}:${plainPort}/`);
   assert.equal(unavailable.status, 503);
