@@ -112,7 +112,7 @@ Deno.test("a port already taken is shown in the state and logged once; the liste
   assert.match(listener.error, new RegExp(`cannot listen on ${lb.public_ipv4}:${frontendPort}: the address is in use`));
   const logged = world.logLines.filter((line) => line.includes(`${lb.public_ipv4}:${frontendPort}`));
   assert.equal(logged.length, 1, `logged once: ${JSON.stringify(world.logLines)}`);
-  assert.match(logged[0], new RegExp(`load balancer ${lb.id} frontend fe-`));
+  assert.match(logged[0], new RegExp(`load balancer ${lb.id}: .*for frontend fe-`), "HAProxy's own alert");
   const unapplied = (await world.call("GET", `/v1/load-balancers/${lb.id}`)).body.load_balancer;
   assert.equal(unapplied.is_configuration_applied, false, "a configuration that cannot bind is not applied");
 
