@@ -24,26 +24,29 @@ export type LoadOutcome = { loaded: true } | { loaded: false; alerts: string[] }
 const LOAD_TIMEOUT_MS = 15_000;
 const COMMAND_TIMEOUT_MS = 2_000;
 
-/** Finds `haproxy` and `setpriv` in PATH (and the sbin folders); an error naming the Debian package when missing. */
-export function locateHaproxyTools(): HaproxyTools {
-  const find = (name: string, extra: string[]) => {
-    const dirs = [...(Deno.env.get("PATH") ?? "").split(":").filter(Boolean), ...extra];
-    return dirs.map((dir) => `${dir}/${name}`).find((path) => {
+/**
+ * Finds `haproxy` and `setpriv` in `dirs` (default: PATH, then the sbin and bin folders); an error naming the Debian
+ * package when one is missing.
+ */
+export function locateHaproxyTools(dirs?: string[]): HaproxyTools {
+  const search = dirs ??
+    [...(Deno.env.get("PATH") ?? "").split(":").filter(Boolean), "/usr/sbin", "/usr/local/sbin", "/usr/bin", "/bin"];
+  const find = (name: string) =>
+    search.map((dir) => `${dir}/${name}`).find((path) => {
       try {
         return Deno.statSync(path).isFile;
       } catch {
         return false;
       }
     });
-  };
-  const haproxy = find("haproxy", ["/usr/sbin", "/usr/local/sbin"]);
+  const haproxy = find("haproxy");
   if (!haproxy) {
     throw new Error(
       "the data plane runs HAProxy, and haproxy is not installed (not in PATH, /usr/sbin or /usr/local/sbin): " +
         "install Debian's package haproxy (apt-get install haproxy), or run without --data-plane",
     );
   }
-  const setpriv = find("setpriv", ["/usr/bin", "/bin"]);
+  const setpriv = find("setpriv");
   if (!setpriv) {
     throw new Error("the data plane starts HAProxy through setpriv, which is missing: install Debian's util-linux");
   }

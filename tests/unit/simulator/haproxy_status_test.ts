@@ -1,6 +1,7 @@
 /**
  * What HAProxy says, read: `show stat` and `show proc` answers and standard error lines as HAProxy 2.6 writes them
- * (captured from a run), and what a server's status and last check mean for the API's `health` and `last_check`.
+ * (captured from a run), and what a server's status and last check mean for the API's `health` and `last_check`;
+ * and the error that names the Debian package when HAProxy is missing.
  */
 import assert from "node:assert/strict";
 import {
@@ -11,6 +12,7 @@ import {
   readHaproxyLine,
   serverHealth,
 } from "../../../simulator/data_plane/haproxy_status.ts";
+import { locateHaproxyTools } from "../../../simulator/data_plane/haproxy_process.ts";
 
 /** `@!<pid> show stat` of a worker: an http frontend with a listener, a backend of three servers. */
 const SHOW_STAT =
@@ -116,5 +118,12 @@ Deno.test("standard error: a load's outcome, a bind refused, a check reported, a
         "0ms, status: 3/3 UP.",
     ),
     { kind: "check", server: "b1/s2", passed: true },
+  );
+});
+
+Deno.test("without haproxy the data plane says which Debian package to install", () => {
+  assert.throws(
+    () => locateHaproxyTools(["/nonexistent-ankra-test"]),
+    /haproxy is not installed .*install Debian's package haproxy \(apt-get install haproxy\), or run without --data-plane/,
   );
 });
