@@ -194,7 +194,8 @@ export class DataPlane {
         const active = new Map<string, number>();
         const add = (list: StatRow[]) => {
           for (const row of list) {
-            active.set(`${row.proxy}/${row.name}`, (active.get(`${row.proxy}/${row.name}`) ?? 0) + row.current);
+            const key = `${row.pxname}/${row.svname}`;
+            active.set(key, (active.get(key) ?? 0) + Number(row.scur || 0));
           }
         };
         add(rows);

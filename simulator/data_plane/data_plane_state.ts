@@ -24,7 +24,7 @@ type Doc = Record<string, unknown>;
 export function listenerDocument(view: ListenerView, stats: OwnerStats | undefined): Doc {
   const { spec } = view;
   const route = spec.route;
-  const bind = stats?.rows.find((row) => row.type === 3 && row.name === bindName(spec));
+  const bind = stats?.rows.find((row) => row.type === "3" && row.svname === bindName(spec));
   return {
     address: spec.address,
     port: spec.port,
@@ -35,7 +35,7 @@ export function listenerDocument(view: ListenerView, stats: OwnerStats | undefin
     state: view.state,
     ...(view.error ? { error: view.error } : {}),
     ...(spec.reason ? { reason: spec.reason } : {}),
-    connections_total: bind?.total ?? 0,
+    connections_total: Number(bind?.stot || 0),
   };
 }
 
@@ -59,18 +59,20 @@ function memberFields(
   stats: OwnerStats | undefined,
   where: { sections: string[]; server: string; plan: ServerPlan | undefined },
 ): Doc {
-  const rows = stats?.rows.filter((r) => r.type === 2 && where.sections.includes(r.proxy) && r.name === where.server);
-  const checked = rows?.find((r) => r.proxy === where.sections[0]);
+  const rows = stats?.rows.filter((r) =>
+    r.type === "2" && where.sections.includes(r.pxname) && r.svname === where.server
+  );
+  const checked = rows?.find((r) => r.pxname === where.sections[0]);
   const check = checked ? lastCheckOf(checked) : undefined;
   const unreachable = where.plan?.unreachable;
   return {
-    health: checked ? serverHealth(checked.status) : null,
+    health: checked ? serverHealth(checked.status ?? "") : null,
     last_check: unreachable
       ? { result: "failed", at: null, detail: `not checked: ${unreachable}` }
       : check
       ? { ...check, at: stats?.checks.get(`${where.sections[0]}/${where.server}`) ?? null }
       : null,
-    connections_total: (rows ?? []).reduce((sum, r) => sum + r.connects, 0),
+    connections_total: (rows ?? []).reduce((sum, r) => sum + Number(r.connect || 0), 0),
     connections_active: where.sections.reduce((sum, s) => sum + (stats?.active.get(`${s}/${where.server}`) ?? 0), 0),
   };
 }
@@ -85,8 +87,8 @@ export function decorateLoadBalancer(doc: Doc, lb: LoadBalancerState, view: Data
     haproxy: processDocument(stats),
     frontends: (doc.frontends as Doc[]).map((frontend) => ({
       ...frontend,
-      connections_total: (stats?.rows ?? []).filter((r) => r.type === 0 && r.proxy.startsWith(`${frontend.id}.vm`))
-        .reduce((sum, r) => sum + r.connectionsAccepted, 0),
+      connections_total: (stats?.rows ?? []).filter((r) => r.type === "0" && r.pxname.startsWith(`${frontend.id}.vm`))
+        .reduce((sum, r) => sum + Number(r.conn_tot || 0), 0),
       listeners: view.listeners.filter((l) =>
         l.spec.route.kind === "load_balancer" && l.spec.route.loadBalancerId === lb.id &&
         l.spec.route.frontendId === frontend.id

@@ -7,33 +7,13 @@
  * @module
  */
 
-/** One row of `show stat` (the fields the data plane reads). */
-export interface StatRow {
-  /** Proxy (frontend or backend section). */
-  proxy: string;
-  /** `FRONTEND`, `BACKEND`, a server's or a listener's name. */
-  name: string;
-  /** 0 frontend, 1 backend, 2 server, 3 listener. */
-  type: number;
-  /** `scur`: sessions now (tcp: connections; http: requests in progress). */
-  current: number;
-  /** `stot`: sessions so far. */
-  total: number;
-  /** `conn_tot` (frontends): connections accepted. */
-  connectionsAccepted: number;
-  /** `connect` (servers): connections HAProxy opened (or tried) to it. */
-  connects: number;
-  /** `status`, e.g. `UP`, `UP 1/3`, `DOWN`, `MAINT`, `no check`. */
-  status: string;
-  /** `check_status`, e.g. `L4OK`, `L7STS`, `* L4OK` while a check runs; empty before the first. */
-  checkStatus: string;
-  /** `check_code`: the HTTP status of an http check. */
-  checkCode: string;
-  /** `check_desc`, e.g. `Layer7 wrong status`. */
-  checkDescription: string;
-  /** `last_chk`: the check's own words, e.g. `Connection refused`. */
-  lastCheck: string;
-}
+/**
+ * One row of `show stat` by HAProxy's column names — `pxname` (the frontend or backend section), `svname`
+ * (`FRONTEND`, `BACKEND`, a server's or a listener's name), `type` (0 frontend, 1 backend, 2 server, 3 listener),
+ * `scur` (sessions now), `stot`, `conn_tot`, `connect`, `status`, `check_status`, `check_code`, `check_desc`,
+ * `last_chk`, … (HAProxy's management guide, "CSV format").
+ */
+export type StatRow = Record<string, string>;
 
 /** The rows of a `show stat` answer. */
 export function parseShowStat(csv: string): StatRow[] {
@@ -41,39 +21,9 @@ export function parseShowStat(csv: string): StatRow[] {
   const header = lines.findIndex((line) => line.startsWith("# pxname"));
   if (header < 0) return [];
   const columns = lines[header].slice(2).split(",");
-  const at = (name: string) => columns.indexOf(name);
-  const index = {
-    pxname: at("pxname"),
-    svname: at("svname"),
-    type: at("type"),
-    scur: at("scur"),
-    stot: at("stot"),
-    conn_tot: at("conn_tot"),
-    connect: at("connect"),
-    status: at("status"),
-    check_status: at("check_status"),
-    check_code: at("check_code"),
-    check_desc: at("check_desc"),
-    last_chk: at("last_chk"),
-  };
   return lines.slice(header + 1).map((line) => {
     const fields = line.split(",");
-    const text = (i: number) => (i >= 0 ? fields[i] ?? "" : "");
-    const count = (i: number) => Number(text(i)) || 0;
-    return {
-      proxy: text(index.pxname),
-      name: text(index.svname),
-      type: count(index.type),
-      current: count(index.scur),
-      total: count(index.stot),
-      connectionsAccepted: count(index.conn_tot),
-      connects: count(index.connect),
-      status: text(index.status),
-      checkStatus: text(index.check_status),
-      checkCode: text(index.check_code),
-      checkDescription: text(index.check_desc),
-      lastCheck: text(index.last_chk),
-    };
+    return Object.fromEntries(columns.map((column, i) => [column, fields[i] ?? ""]));
   });
 }
 
@@ -137,11 +87,11 @@ export function serverHealth(status: string): "up" | "down" {
 
 /** The result and words of a server's last check, or undefined before its first (and with no check). */
 export function lastCheckOf(row: StatRow): { result: "passed" | "failed"; detail: string } | undefined {
-  const status = row.checkStatus.replace(/^\* /, "");
+  const status = (row.check_status ?? "").replace(/^\* /, "");
   if (!status || status === "INI" || status === "UNK") return undefined;
   const passed = /^L[4-7]OK/.test(status);
-  const words = [`${status} ${row.checkDescription}`.trim()];
-  if (row.checkCode) words.push(`code ${row.checkCode}`);
-  if (row.lastCheck) words.push(row.lastCheck);
+  const words = [`${status} ${row.check_desc ?? ""}`.trim()];
+  if (row.check_code) words.push(`code ${row.check_code}`);
+  if (row.last_chk) words.push(row.last_chk);
   return { result: passed ? "passed" : "failed", detail: words.join(", ") };
 }

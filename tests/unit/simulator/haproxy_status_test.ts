@@ -27,13 +27,13 @@ be-1.vm0,BACKEND,0,0,0,0,998,0,0,0,0,0,,0,0,0,0,DOWN,0,0,0,,1,3,3,,1,3,0,,0,,1,0
 
 Deno.test("show stat: the servers' status, check and counters, the frontend's and listener's rows", () => {
   const rows = parseShowStat(SHOW_STAT);
-  assert.deepEqual(rows.map((r) => [r.proxy, r.name, r.type]), [
-    ["fe-1.vm0", "FRONTEND", 0],
-    ["fe-1.vm0", "127.9.0.1_18006", 3],
-    ["be-1.vm0", "mb-1_127.9.0.12_18012", 2],
-    ["be-1.vm0", "mb-2_127.9.0.11_18011", 2],
-    ["be-1.vm0", "mb-3_127.9.0.13_18013", 2],
-    ["be-1.vm0", "BACKEND", 1],
+  assert.deepEqual(rows.map((r) => [r.pxname, r.svname, r.type]), [
+    ["fe-1.vm0", "FRONTEND", "0"],
+    ["fe-1.vm0", "127.9.0.1_18006", "3"],
+    ["be-1.vm0", "mb-1_127.9.0.12_18012", "2"],
+    ["be-1.vm0", "mb-2_127.9.0.11_18011", "2"],
+    ["be-1.vm0", "mb-3_127.9.0.13_18013", "2"],
+    ["be-1.vm0", "BACKEND", "1"],
   ]);
   const [sick, refused, disabled] = rows.slice(2, 5);
   assert.deepEqual(lastCheckOf(sick), {
@@ -58,15 +58,15 @@ Deno.test("a server is up when UP (also while falling, at weight 0, or with no c
   assert.equal(
     lastCheckOf({
       ...row,
-      checkStatus: "* L4OK",
-      checkCode: "",
-      lastCheck: "",
-      checkDescription: "Layer4 check passed",
+      check_status: "* L4OK",
+      check_code: "",
+      last_chk: "",
+      check_desc: "Layer4 check passed",
     })?.result,
     "passed",
     "a check under way shows the last one",
   );
-  assert.equal(lastCheckOf({ ...row, checkStatus: "INI" }), undefined);
+  assert.equal(lastCheckOf({ ...row, check_status: "INI" }), undefined);
 });
 
 Deno.test("show proc: the current worker and the old ones still finishing connections; reloads and failures", () => {
