@@ -17,10 +17,10 @@ import type { EdgeMemberState, EdgeState } from "../edges.ts";
 import type { LoadBalancerState } from "../load_balancer_state.ts";
 import type { SeedCertificate } from "../seed.ts";
 import type { NetworkState } from "../world_state.ts";
-import { bindName, renderHaproxyConfig } from "./haproxy_config.ts";
+import { renderHaproxyConfig } from "./haproxy_config.ts";
 import { HaproxyProcess, type HaproxyTools, locateHaproxyTools } from "./haproxy_process.ts";
-import { parseShowProc, parseShowStat, readHaproxyLine, type StatRow } from "./haproxy_status.ts";
-import { listenerKey, type ListenerSpec, planListeners } from "./listener_plan.ts";
+import { parseShowProc, parseShowStat, readHaproxyLine, refusalOf, type StatRow } from "./haproxy_status.ts";
+import { type ListenerSpec, planListeners } from "./listener_plan.ts";
 import type { ActiveDataPlaneMode } from "./local_addresses.ts";
 import { NetnsRoutes } from "./netns_routes.ts";
 import { edgePlan, loadBalancerPlan, type ProxyPlan } from "./proxy_plan.ts";
@@ -321,7 +321,7 @@ export class DataPlane {
     }
     owner.refused = rendered.config;
     owner.retryAt = Date.now() + RETRY_MS;
-    owner.failure = refusal(outcome.alerts);
+    owner.failure = refusalOf(outcome.alerts);
     this.#logOnce(
       owner,
       `haproxy refused the configuration of ${wanted.what}: ${outcome.alerts.join("; ")}; retrying every ` +
@@ -360,26 +360,4 @@ export class DataPlane {
       }, RETRY_MS);
     }
   }
-}
-
-/** What a refused configuration's alerts say: a bind that failed (the listener it names), or the alerts. */
-function refusal(alerts: string[]): { error: string; key?: string } {
-  for (const alert of alerts) {
-    const read = readHaproxyLine(alert);
-    if (read.kind !== "bind_failed") continue;
-    const where = bindName({ address: read.address, port: read.port }).replace(/_(\d+)$/, ":$1");
-    const why = /in use/i.test(read.detail)
-      ? "the address is in use; stop what listens there or free the port"
-      : /permission/i.test(read.detail)
-      ? "permission denied; ports below 1024 need root, CAP_NET_BIND_SERVICE or a lower " +
-        "net.ipv4.ip_unprivileged_port_start"
-      : /assign/i.test(read.detail)
-      ? "the address is not local here; with --data-plane=netns the simulator adds local routes for it"
-      : read.detail;
-    return {
-      error: `cannot listen on ${where}: ${why} (haproxy: ${alert})`,
-      key: listenerKey(read.address, read.port),
-    };
-  }
-  return { error: `haproxy refused the configuration: ${alerts.join("; ") || "no reason given"}` };
 }

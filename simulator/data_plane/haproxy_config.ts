@@ -47,7 +47,8 @@ export function renderHaproxyConfig(plan: ProxyPlan, options: RenderOptions): Re
     "global",
     `  stats socket ${options.dir}/stats.sock mode 600 level admin`,
     `  server-state-file ${options.dir}/server-state`,
-    ...(options.hardStopAfterMs === undefined ? [] : [`  hard-stop-after ${options.hardStopAfterMs}ms`]),
+    // HAProxy reads 0 as "never": 1 ms is the closest it has to "at once".
+    ...(options.hardStopAfterMs === undefined ? [] : [`  hard-stop-after ${Math.max(1, options.hardStopAfterMs)}ms`]),
     "",
     "defaults",
     "  timeout connect 5s",

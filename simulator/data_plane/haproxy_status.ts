@@ -2,10 +2,12 @@
  * What HAProxy says, read: the runtime API's `show stat` CSV and the master CLI's `show proc`, and the lines it writes
  * on standard error — a load's outcome (`Loading success.` / `Loading failure!`), a bind it could not make, a health
  * check it reports (`option log-health-checks`). Also what a server's `status` and `check_status` mean for the API's
- * `health` and `last_check`. Pure functions.
+ * `health` and `last_check`, and what a refused configuration means for its listeners. Pure functions.
  *
  * @module
  */
+import { parseIp } from "../../lib/ip_address.ts";
+import { listenerKey } from "./listener_plan.ts";
 
 /**
  * One row of `show stat` by HAProxy's column names — `pxname` (the frontend or backend section), `svname`
@@ -94,4 +96,29 @@ export function lastCheckOf(row: StatRow): { result: "passed" | "failed"; detail
   if (row.check_code) words.push(`code ${row.check_code}`);
   if (row.last_chk) words.push(row.last_chk);
   return { result: passed ? "passed" : "failed", detail: words.join(", ") };
+}
+
+/**
+ * What a refused configuration's alerts say, in the words a user acts on: a bind that failed (with the listener key
+ * it names, `address|port`), or the alerts themselves.
+ */
+export function refusalOf(alerts: string[]): { error: string; key?: string } {
+  for (const alert of alerts) {
+    const read = readHaproxyLine(alert);
+    if (read.kind !== "bind_failed") continue;
+    const where = `${read.address.includes(":") ? `[${read.address}]` : read.address}:${read.port}`;
+    const why = /in use/i.test(read.detail)
+      ? "the address is in use; stop what listens there or free the port"
+      : /permission/i.test(read.detail)
+      ? "permission denied; ports below 1024 need root, CAP_NET_BIND_SERVICE or a lower " +
+        "net.ipv4.ip_unprivileged_port_start"
+      : /assign/i.test(read.detail)
+      ? "the address is not local here; with --data-plane=netns the simulator adds local routes for it"
+      : read.detail;
+    return {
+      error: `cannot listen on ${where}: ${why} (haproxy: ${alert})`,
+      key: listenerKey(parseIp(read.address)?.text ?? read.address, read.port),
+    };
+  }
+  return { error: `haproxy refused the configuration: ${alerts.join("; ") || "no reason given"}` };
 }

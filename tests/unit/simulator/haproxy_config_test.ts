@@ -188,6 +188,8 @@ Deno.test("loopback: only VM 0 serves (IPv6 is not served), a member outside loo
   ]]);
   const text = renderHaproxyConfig(plan, { dir: "/d" }).config;
   assert.doesNotMatch(text, /hard-stop-after/, "no hard stop unless the seed sets one");
+  const atOnce = renderHaproxyConfig(plan, { dir: "/d", hardStopAfterMs: 0 }).config;
+  assert.match(atOnce, /\n {2}hard-stop-after 1ms\n/, "0 ms is at once (HAProxy would read 0 as never)");
   assert.doesNotMatch(text, /vm1|httpchk/);
   assert.ok(
     text.includes("\n  server mb-1_127.0.0.11_30080 127.0.0.11:30080 weight 100 check inter 2s rise 2 fall 3\n"),

@@ -10,6 +10,7 @@ import {
   parseShowProc,
   parseShowStat,
   readHaproxyLine,
+  refusalOf,
   serverHealth,
 } from "../../../simulator/data_plane/haproxy_status.ts";
 import { locateHaproxyTools } from "../../../simulator/data_plane/haproxy_process.ts";
@@ -126,4 +127,20 @@ Deno.test("without haproxy the data plane says which Debian package to install",
     () => locateHaproxyTools(["/nonexistent-ankra-test"]),
     /haproxy is not installed .*install Debian's package haproxy \(apt-get install haproxy\), or run without --data-plane/,
   );
+});
+
+Deno.test("a refused bind names the listener and says what to do, in HAProxy's words too; other refusals as they are", () => {
+  const alert = "Binding [/d/haproxy.cfg:19] for frontend fe-6.vm0: cannot bind socket (Address already in use) for " +
+    "[127.24.113.1:39443]";
+  assert.deepEqual(refusalOf(["[haproxy.main()] Some protocols failed to start their listeners! Exiting.", alert]), {
+    error: `cannot listen on 127.24.113.1:39443: the address is in use; stop what listens there or free the port ` +
+      `(haproxy: ${alert})`,
+    key: "127.24.113.1|39443",
+  });
+  const v6 = refusalOf(["Binding [c:9] for frontend f: cannot bind socket (Permission denied) for [2001:db8::1:80]"]);
+  assert.equal(v6.key, "2001:db8::1|80");
+  assert.match(v6.error, /^cannot listen on \[2001:db8::1\]:80: permission denied; ports below 1024 need root/);
+  assert.deepEqual(refusalOf(["parsing [c:3]: unknown keyword 'x'"]), {
+    error: "haproxy refused the configuration: parsing [c:3]: unknown keyword 'x'",
+  });
 });
