@@ -1,6 +1,6 @@
 /**
- * Data plane benchmark: what the simulator's loopback data plane carries through one frontend, so a test never
- * blames the controller for the simulator's limits:
+ * Data plane benchmark: what the simulator's loopback data plane — HAProxy — carries through one frontend, so a test
+ * never blames the controller for the simulator's limits:
  *
  *     source scripts/env.sh && deno task bench:data-plane
  *
@@ -22,6 +22,7 @@
  */
 import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 import { parseSeed } from "../simulator/seed.ts";
+import { locateHaproxyTools } from "../simulator/data_plane/haproxy_process.ts";
 
 const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
 const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 32);
@@ -200,6 +201,8 @@ const program = new Deno.Command(Deno.execPath(), {
     "--allow-net",
     "--allow-read",
     "--allow-env",
+    "--allow-run",
+    "--allow-write",
     new URL("../simulator/main.ts", import.meta.url).pathname,
     "--listen=127.0.0.1:0",
     `--seed=${seedFile}`,
@@ -245,6 +248,29 @@ tcpMember.close();
 await httpMember.shutdown();
 
 const columns = Object.keys(rows[0]);
+const haproxyVersion = new TextDecoder().decode(
+  (await new Deno.Command(locateHaproxyTools().haproxy, { args: ["-v"], stdout: "piped" }).output()).stdout,
+).split("\n")[0].replace(/ - https.*$/, "").trim();
+const TYPESCRIPT_TABLE =
+  `| placement | tcp conn/s, 1 | tcp conn/s, 32 | tcp MiB/s, 1 stream | tcp MiB/s, 4 streams | http req/s, 1 | http req/s, 32 |
+| --- | --- | --- | --- | --- | --- | --- |
+| members directly (baseline) | 4618 | 4806 | 1930 | 2472 | 9454 | 13168 |
+| simulator in its own process | 1329 | 666 | 618 | 742 | 4270 | 11772 |
+| simulator in the clients' process (as tests run it) | 521 | 467 | 869 | 971 | 9422 | 7950 |`;
+const typescriptBaseline = [4618, 4806, 1930, 2472, 9454, 13168];
+const typescriptOwnProcess = [1329, 666, 618, 742, 4270, 11772];
+const [baseline, ownProcess] = rows;
+const share = (value: number, of: number) => `${Math.round((100 * value) / of)} %`;
+const sideBySide = [
+  "| figure | TypeScript data plane | its share of that run's baseline | HAProxy | its share of this run's baseline |",
+  "| --- | --- | --- | --- | --- |",
+  ...columns.slice(1).map((c, i) =>
+    `| ${c} | ${typescriptOwnProcess[i]} | ${share(typescriptOwnProcess[i], typescriptBaseline[i])} | ${
+      ownProcess[c]
+    } | ` +
+    `${share(Number(ownProcess[c]), Number(baseline[c]))} |`
+  ),
+].join("\n");
 const table = [
   `| ${columns.join(" | ")} |`,
   `| ${columns.map(() => "---").join(" | ")} |`,
@@ -254,28 +280,40 @@ const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(
 const loadAfter = (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
 const report = `# Data plane benchmark
 
-Run ${started.toISOString()} with Deno ${Deno.version.deno} on ${navigator.hardwareConcurrency} × ${cpu} (load average
-${loadBefore} before, ${loadAfter} after; other work shared the machine):
+Run ${started.toISOString()} with Deno ${Deno.version.deno} and ${haproxyVersion} on ${navigator.hardwareConcurrency} ×
+${cpu} (load average ${loadBefore} before, ${loadAfter} after; other work shared the machine):
 
 \`\`\`sh
-source scripts/env.sh && deno run --allow-all bench/data_plane_bench.ts
+source scripts/env.sh && deno task bench:data-plane
 \`\`\`
 
 One frontend of a single-VM load balancer on the loopback data plane (its public IPv4 in 127.0.0.0/8), one member on
 the network's address in 127.0.0.0/8; ${SECONDS} s per rate, ${MIB} MiB per throughput run, ${CONCURRENCY} clients for
 the concurrent columns. \`tcp conn/s\`: connect, read the member's first line, close. \`tcp MiB/s\`: bytes sent until
 the member counted them all. \`http req/s\`: \`fetch\` over kept-alive connections, a 7-byte answer. The baseline row
-reaches the members without the load balancer. The clients and members run in the benchmark's process; in the last
-row the simulator does too, sharing its one JavaScript thread, as in the tests.
+reaches the members without the load balancer. The clients and members run in the benchmark's process; the load
+balancer is the simulator's HAProxy (its own process either way; in the last row the simulator's API runs in the
+benchmark's process, as in the tests).
+
+## HAProxy (this run)
 
 ${table}
 
-Reading it: the data plane's cost is per connection (accept, pick, a connection to the member from the VM's leg,
-two pipes), not per byte — kept-alive HTTP and long TCP streams come close to the baseline, new TCP connections
-do not. The tests stay far below these rates (at most a few hundred connections per test, one at a time); a test
-that needs more new connections per second through one frontend than the last row shows measures the simulator,
-not the controller. On this shared 2-core machine repeated runs of the same commit varied by up to 3×: compare
-rows of one run, not runs.
+## The TypeScript data plane it replaced (its last run, kept for comparison)
+
+Run 2026-12-01T23:36:25Z with Deno 2.9.6 on 2 × Intel(R) Xeon(R) Processor (load average 2.51 before, 2.17 after), same
+command and settings; the data plane was TypeScript in the simulator's process.
+
+${TYPESCRIPT_TABLE}
+
+## Side by side (the simulator in its own process, as users run it)
+
+${sideBySide}
+
+Reading it: the two runs had different machines and loads (see their baselines), so compare each figure as a share of
+its own run's baseline. Every figure is bounded by the benchmark's own clients and members (one Deno process) sharing
+2 cores with the load balancer (HAProxy's two threads, or the TypeScript data plane's one), as the baseline row shows.
+On this shared 2-core machine repeated runs of the same commit varied by up to 3×: compare rows of one run, not runs.
 `;
 await Deno.writeTextFile(REPORT, report);
 console.log(`\n${table}\n\nwritten to ${REPORT}`);

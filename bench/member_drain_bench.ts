@@ -4,10 +4,10 @@
  *
  *     source scripts/env.sh && deno task bench:drain
  *
- * The service controller in-process against the test control plane, the simulator with its loopback data plane and
- * `reload_hard_stop_after_ms` (default 1 s, `BENCH_HARD_STOP_MS`): a member removed from a backend keeps its open
- * connections only that long, as an HAProxy reload with `hard-stop-after` does (the simulator keeps them by default;
- * what Ankra's VMs do is not documented). Two Nodes, each an echo server on the Service's node port. Per setting: a
+ * The service controller in-process against the test control plane, the simulator with its loopback data plane
+ * (HAProxy, every change a reload) and `reload_hard_stop_after_ms` (default 1 s, `BENCH_HARD_STOP_MS`): the process a
+ * reload replaces, and every connection it still carries, ends that long after the reload (HAProxy's
+ * `hard-stop-after`; without it the simulator keeps them until they close; what Ankra's VMs do is not documented). Two Nodes, each an echo server on the Service's node port. Per setting: a
  * long-lived connection through node B, new connections every 50 ms (20/s) for the whole run, node B excluded from
  * load balancers (`node.kubernetes.io/exclude-from-external-load-balancers`), then `BENCH_SECONDS` (default 8) of
  * echoes over the long-lived connection every 200 ms. Reported: new connections that failed, whether the long-lived one
@@ -133,8 +133,8 @@ if (import.meta.main) {
     "# Member drain: a node's removal with and without --member-drain-period",
     "",
     `Measured ${new Date().toISOString().slice(0, 10)} on ${navigator.hardwareConcurrency} cores with ` +
-    "`deno task bench:drain` (bench/member_drain_bench.ts): the simulator's loopback data plane ends a removed " +
-    `member's connections ${HARD_STOP_MS} ms after the change (reload_hard_stop_after_ms); new connections every ` +
+    "`deno task bench:drain` (bench/member_drain_bench.ts): the simulator's loopback data plane is HAProxy, every " +
+    `change a reload with hard-stop-after ${HARD_STOP_MS} ms (reload_hard_stop_after_ms); new connections every ` +
     `50 ms through the whole run; node B excluded 1 s in; the long-lived connection through B echoed every 200 ms for ` +
     `${SECONDS} s after.`,
     "",
@@ -147,8 +147,12 @@ if (import.meta.main) {
     ),
     "",
     "Without a drain, the member leaves at once: its open connection ends with the reload's hard stop. With one, it",
-    "stays at weight 0 (no new connections, the open ones go on) and leaves at the end of the period, when a connection",
-    "still open ends the same way.",
+    "stays at weight 0 (no new connections) and leaves at the end of the period — but setting weight 0 is itself a",
+    "reload, and HAProxy's hard stop ends every connection the replaced process carries, whatever its member's weight:",
+    "the long-lived connection ends as early as without a drain. (The TypeScript data plane this replaced ended only a",
+    "removed member's connections, so there the drain kept it: 2026-12-02, drain 5 s, it ended 6.5 s after the",
+    "exclusion against 1.4 s without.) A drain keeps an open connection only where hard-stop-after is longer than the",
+    "drain, or absent.",
     "",
   ];
   await Deno.writeTextFile(REPORT, lines.join("\n"));

@@ -64,7 +64,8 @@ ccm_launcher_rule="$(deno eval "$permissions_module console.log(p.launcherReadRu
 # the first sync, a small young generation, no optimizing compiler (the controller is I/O-bound), smaller heap growth.
 ccm_v8_flags="$(deno eval "$permissions_module console.log(p.V8_FLAGS_ARGUMENT)")"
 ccm_flags="$ccm_permissions $ccm_v8_flags"
-simulator_flags="--allow-net --allow-read --allow-env"
+# The simulator's data plane starts HAProxy (setpriv, haproxy) and writes its configurations to a temporary folder.
+simulator_flags="--allow-net --allow-read --allow-env --allow-run --allow-write"
 
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"

@@ -1,10 +1,11 @@
 /**
  * The local demo: a real Kubernetes control plane, the Ankra Cloud simulator with a zone, a network and two servers,
  * the controller, two nodes registered as a kubelet with `--cloud-provider=external` registers its node (tainted
- * `node.cloudprovider.kubernetes.io/uninitialized`), and a LoadBalancer Service — with a short timeline of what happens. The simulator's data plane runs in `loopback` mode:
- * the servers' network is inside 127.0.0.0/8, each Node runs a small echo server on the Service's node port, and the
- * timeline ends with a request to the Service's published IPv4 answered by a Node through the load balancer (the
- * demo prints the `curl` to repeat it). Then it waits for Ctrl-C.
+ * `node.cloudprovider.kubernetes.io/uninitialized`), and a LoadBalancer Service — with a short timeline of what
+ * happens. The simulator's data plane runs in `loopback` mode — its load balancers are HAProxy processes, as Ankra's
+ * are (Debian's package `haproxy`): the servers' network is inside 127.0.0.0/8, each Node runs a small echo server on
+ * the Service's node port, and the timeline ends with a request to the Service's published IPv4 answered by a Node
+ * through the load balancer (the demo prints the `curl` to repeat it). Then it waits for Ctrl-C.
  *
  *     source scripts/env.sh && deno task demo
  *
@@ -93,7 +94,7 @@ try {
   });
   say(
     `Ankra Cloud simulator at ${simulator.url} (control API ${simulator.url}/_simulator/state), its load balancers ` +
-      `carrying traffic on loopback (public IPv4 from ${simulator.sim.world.settings.loopback_ipv4_range})`,
+      `carrying traffic on loopback through HAProxy (public IPv4 from ${simulator.sim.world.settings.loopback_ipv4_range})`,
   );
   const log = await Deno.open(logPath, { write: true, append: true });
   controller = new Deno.Command(Deno.execPath(), {

@@ -19,13 +19,18 @@ import { quotasRouter } from "./routes/quotas.ts";
 import { serversRouter } from "./routes/servers.ts";
 import { zonesRouter } from "./routes/zones.ts";
 import type { Simulator } from "./simulator.ts";
+import type { DataPlane } from "./data_plane/data_plane.ts";
 
-/** Builds the hono app for `sim`: the routers mounted, 404 for any other route, 500 for an unexpected error. */
-export function simulatorApp(sim: Simulator): Hono {
+/**
+ * Builds the hono app for `sim` (and its data plane, woken after every request, when one runs): the routers mounted,
+ * 404 for any other route, 500 for an unexpected error.
+ */
+export function simulatorApp(sim: Simulator, options: { dataPlane?: DataPlane } = {}): Hono {
+  const { dataPlane } = options;
   const app = new Hono();
   app.use(async (_c, next) => {
     await next();
-    sim.dataPlane?.wake();
+    dataPlane?.wake();
   });
   const customerApi = [
     serversRouter,
@@ -37,7 +42,7 @@ export function simulatorApp(sim: Simulator): Hono {
     quotasRouter,
   ];
   for (const router of customerApi) app.route("/v1", router(sim));
-  app.route("/_simulator", controlRouter(sim));
+  app.route("/_simulator", controlRouter(sim, dataPlane));
 
   app.notFound((c) => {
     const error = new ProblemError(404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`);

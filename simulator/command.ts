@@ -2,7 +2,8 @@
  * `ankra-cloud-simulator --listen HOST:PORT [--seed FILE] [--token TOKEN] [--data-plane=loopback|netns]`: runs the
  * local Ankra Cloud API simulator until SIGINT or SIGTERM. `--token` adds a token with operate scope (or read the
  * token from the environment variable `ANKRA_CLOUD_TOKEN` with `--token-from-env`, so it does not appear in the
- * process list). `--data-plane` makes load balancers carry traffic (overrides the seed's `settings.data_plane`).
+ * process list). `--data-plane` makes load balancers carry traffic through HAProxy (overrides the seed's
+ * `settings.data_plane`).
  * Listening beyond loopback prints one warning: the control API has no authentication.
  *
  * @module
@@ -25,7 +26,8 @@ Usage:
   --token=TOKEN        add an API token with operate scope
   --token-from-env     add ANKRA_CLOUD_TOKEN as a token with operate scope
   --tls-cert=FILE --tls-key=FILE   serve HTTPS
-  --data-plane=MODE    load balancers and edges carry traffic (default off: nothing else binds):
+  --data-plane=MODE    load balancers and edges carry traffic through HAProxy, one process each, as Ankra's
+                       (Debian's package haproxy; default off: nothing else binds, no HAProxy needed):
                        loopback  unprivileged; public IPv4 from 127.203.113.0/24, networks may be in 127.0.0.0/8
                        netns     as root inside a network namespace of its own (unshare --net); serves the
                                  documentation ranges with local routes (needs ip; --allow-run=ip)

@@ -124,9 +124,8 @@ export const SeedSettingsSchema = v.strictObject({
     "ok",
   ),
   /**
-   * The data plane only: the connections to a member removed from its backend end this long after the change (HAProxy's
-   * `hard-stop-after` of the reload that applies it); absent, they run until they close (see
-   * `simulator/data_plane/member_sessions.ts`).
+   * The data plane only: HAProxy's `hard-stop-after` — the process a reload replaces ends this long after the reload,
+   * and with it every connection it still carries; absent, it lives until they close (see `docs/simulator.md`).
    */
   reload_hard_stop_after_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3_600_000))),
   /** Whether load balancers and edges carry traffic (see `simulator/data_plane/`); fixed at start. */

@@ -1,11 +1,12 @@
 /**
  * Starts a simulator on a loopback port, in this process (tests, the demo) or as the `simulator` command, with its
- * data plane when the seed's `settings.data_plane` asks for one.
+ * data plane when the seed's `settings.data_plane` asks for one: the server owns both, and gives the data plane its
+ * narrow view of the simulator's world ({@linkcode DataPlaneWorld}).
  *
  * @module
  */
 import { simulatorApp } from "./app.ts";
-import { DataPlane } from "./data_plane/data_plane.ts";
+import { DataPlane, type DataPlaneWorld } from "./data_plane/data_plane.ts";
 import { defaultSeed, type Seed } from "./seed.ts";
 import { Simulator, type SimulatorOptions } from "./simulator.ts";
 
@@ -15,6 +16,8 @@ export interface RunningSimulator {
   url: string;
   /** The simulator's state, for direct inspection and control. */
   sim: Simulator;
+  /** Its data plane, when one runs. */
+  dataPlane?: DataPlane;
   /** Stops serving; hanging requests end. */
   stop(): Promise<void>;
 }
@@ -37,12 +40,12 @@ export interface StartSimulatorOptions extends SimulatorOptions {
 export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
   const sim = new Simulator(options.seed ?? defaultSeed(), options);
   const mode = sim.world.settings.data_plane;
+  let dataPlane: DataPlane | undefined;
   if (mode !== "off") {
-    const dataPlane = new DataPlane(sim, { mode, log: options.dataPlaneLog });
+    dataPlane = new DataPlane(worldOf(sim), { mode, log: options.dataPlaneLog });
     await dataPlane.start();
-    sim.dataPlane = dataPlane;
   }
-  const app = simulatorApp(sim);
+  const app = simulatorApp(sim, { dataPlane });
   const listening = Promise.withResolvers<Deno.NetAddr>();
   const server = Deno.serve({
     hostname: options.hostname ?? "127.0.0.1",
@@ -56,11 +59,30 @@ export async function startSimulator(options: StartSimulatorOptions = {}): Promi
     return {
       url: `${options.tls ? "https" : "http"}://${host}:${addr.port}`,
       sim,
+      ...(dataPlane ? { dataPlane } : {}),
       async stop() {
         sim.shutdown.abort();
-        await sim.dataPlane?.stop();
+        await dataPlane?.stop();
         await server.shutdown();
       },
     };
   });
+}
+
+/** The data plane's view of `sim`'s world (read anew at every call: a reset replaces the world). */
+function worldOf(sim: Simulator): DataPlaneWorld {
+  return {
+    loadBalancers: () => [...sim.loadBalancers.items.values()],
+    edges: () => [...sim.edges.items.values()],
+    networks: () => [...sim.world.networks.values()],
+    certificates: () => sim.world.certificates,
+    hardStopAfterMs: () => sim.world.settings.reload_hard_stop_after_ms,
+    publicIpv4Ranges: () => sim.world.settings.public_ipv4_ranges,
+    tick() {
+      sim.world.tick();
+      const due = [...sim.world.operations.values()].filter((op) => op.status === "running").map((op) => op.finishAt);
+      return due.length ? Math.max(0, Math.min(...due) - sim.world.now()) : undefined;
+    },
+    markApplied: (loadBalancerId, generation) => sim.loadBalancers.markApplied(loadBalancerId, generation),
+  };
 }

@@ -1,11 +1,10 @@
 /**
  * Everything one simulator instance holds: the world and its load balancers and edges, scripted faults, the
- * idempotency store, the rate limiter, the request log and per-operation counters, and the data plane when one runs.
- * Resettable to its seed.
+ * idempotency store, the rate limiter, the request log and per-operation counters. Resettable to its seed. (Its data
+ * plane, when one runs, belongs to the server that runs both: `server.ts`.)
  *
  * @module
  */
-import type { DataPlane } from "./data_plane/data_plane.ts";
 import { Edges } from "./edges.ts";
 import { FaultPlan } from "./faults.ts";
 import { IdempotencyStore } from "./idempotency.ts";
@@ -73,11 +72,6 @@ export class Simulator {
   #seq = 0;
   /** Aborted when the simulator stops: hanging requests end. */
   readonly shutdown = new AbortController();
-  /**
-   * The data plane, when `settings.data_plane` is not `off` (set by `startSimulator`; a simulator made directly with
-   * such a seed has none, and its load balancers' changes stay unapplied).
-   */
-  dataPlane?: DataPlane;
 
   /** Creates a simulator from a parsed seed. */
   constructor(seed: Seed, options: SimulatorOptions = {}) {

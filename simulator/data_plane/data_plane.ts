@@ -1,51 +1,48 @@
 /**
- * The simulator's data plane: what the load balancers' and combined edges' HAProxy VMs do with traffic, beside the
- * API's world. Level-based like a controller: every reconcile reads the whole world and brings the listeners and
- * health checks to it — after every API request (the app wakes it), when an operation is due (a load balancer
- * becoming `running`), and every 2 s while a listener could not bind. A closed listener leaves its accepted
- * connections running and new connections follow the configuration as it is when they arrive, as an HAProxy reload;
- * when a load balancer or edge is gone, its VMs are, so its connections end. A load balancer's configuration counts
- * as applied (`is_configuration_applied`) once every listener it may have here listens.
+ * The simulator's data plane: real HAProxy processes doing what Ankra's load balancer VMs do. One HAProxy per
+ * `running` load balancer (its VM pair is one process here) and per `running` combined edge with the
+ * `load_balancer` role, its configuration rendered from the world (`proxy_plan.ts`, `haproxy_config.ts`), every
+ * change applied by a reload through the master CLI after the servers' state is dumped (so members keep their health),
+ * and stopped with its owner. Level-based like a controller: every reconcile reads the whole world (after every API
+ * request, when an operation is due, and every 2 s while HAProxy refuses a configuration) and brings the processes to
+ * it. A load balancer's configuration counts as applied (`is_configuration_applied`) once its HAProxy has loaded the
+ * configuration that holds the change; a refused one is logged once with HAProxy's own alerts and left unapplied.
  *
- * The pieces: the listener plan (`listener_plan.ts`), backends (`backend_view.ts`), balancing (`balancing.ts`),
- * health checks (`health_checks.ts`), forwarding per mode (`tcp_forwarding.ts`, `http_forwarding.ts`), TLS
- * (`tls_certificates.ts`), the address rule per mode (`local_addresses.ts`), and the state it shows
- * (`data_plane_state.ts`).
+ * The data plane reads the world through {@linkcode DataPlaneWorld}, which its owner passes in; what it shows
+ * (`/_simulator/state`) comes from HAProxy's runtime API (`snapshot`, `data_plane_state.ts`).
  *
  * @module
  */
-import type { Server, Socket } from "node:net";
-import { parseIp } from "../../lib/ip_address.ts";
-import type { EdgeMemberState } from "../edges.ts";
-import type { Simulator } from "../simulator.ts";
-import { type BackendConfig, connectionSource, edgeBackends, loadBalancerBackends } from "./backend_view.ts";
-import { type BalancerMemory, newBalancerMemory, pickMember } from "./balancing.ts";
-import type { MemberRuntime } from "./health_checks.ts";
-import { MemberStates } from "./member_states.ts";
-import { forwardHttp } from "./http_forwarding.ts";
-import { closeListenerSocket, openListenerSocket } from "./listener_socket.ts";
-import { type ListenerSpec, planListeners, sameSocket } from "./listener_plan.ts";
+import type { EdgeMemberState, EdgeState } from "../edges.ts";
+import type { LoadBalancerState } from "../load_balancer_state.ts";
+import type { SeedCertificate } from "../seed.ts";
+import type { NetworkState } from "../world_state.ts";
+import { renderHaproxyConfig } from "./haproxy_config.ts";
+import { HaproxyProcess, type HaproxyTools, locateHaproxyTools } from "./haproxy_process.ts";
+import { parseShowProc, parseShowStat, readHaproxyLine, refusalOf, type StatRow } from "./haproxy_status.ts";
+import { type ListenerSpec, planListeners } from "./listener_plan.ts";
 import type { ActiveDataPlaneMode } from "./local_addresses.ts";
-import { connectMember } from "./member_connection.ts";
-import { forwardTcp } from "./tcp_forwarding.ts";
-import { tlsServerOptions } from "./tls_certificates.ts";
 import { NetnsRoutes } from "./netns_routes.ts";
-import { MemberSessions } from "./member_sessions.ts";
+import { edgePlan, loadBalancerPlan, type ProxyPlan } from "./proxy_plan.ts";
 
-/** A listener as the data plane holds it. */
-export interface ListenerEntry {
-  /** What it serves now. */
-  spec: ListenerSpec;
-  /** `listening`, `failed` (with `error`), `not_served` (with the spec's reason) or `opening`. */
-  status: "listening" | "failed" | "not_served" | "opening";
-  /** Why it could not bind. */
-  error?: string;
-  /** Connections it accepted. */
-  connectionsTotal: number;
-  /** The listening socket while it listens. */
-  server?: Server;
-  /** The error last logged (each error is logged once). */
-  logged?: string;
+/** The narrow view of the world the data plane reads, and the one fact it reports back. */
+export interface DataPlaneWorld {
+  /** Every load balancer, as stored. */
+  loadBalancers(): LoadBalancerState[];
+  /** Every edge, as stored. */
+  edges(): EdgeState[];
+  /** Every private network. */
+  networks(): NetworkState[];
+  /** The seeded certificates by id (undefined: none seeded). */
+  certificates(): ReadonlyMap<string, SeedCertificate> | undefined;
+  /** The seed's `reload_hard_stop_after_ms`. */
+  hardStopAfterMs(): number | undefined;
+  /** The seed's `public_ipv4_ranges` (the `netns` mode makes them local). */
+  publicIpv4Ranges(): readonly string[];
+  /** Finishes the operations that are due; milliseconds until the next running one is, if any. */
+  tick(): number | undefined;
+  /** Records that a load balancer's VMs run `generation`. */
+  markApplied(loadBalancerId: string, generation: number): void;
 }
 
 /** Options of {@linkcode DataPlane}. */
@@ -56,45 +53,92 @@ export interface DataPlaneOptions {
   log?: (line: string) => void;
 }
 
+/** A listener and whether HAProxy serves it. */
+export interface ListenerView {
+  /** What the world asks for. */
+  spec: ListenerSpec;
+  /** `listening` (its HAProxy runs it), `opening`, `failed` (with `error`) or `not_served` (the spec's reason). */
+  state: "listening" | "opening" | "failed" | "not_served";
+  /** Why it failed. */
+  error?: string;
+}
+
+/** One owner's HAProxy as the runtime API shows it now. */
+export interface OwnerStats {
+  /** The current worker's `show stat` rows. */
+  rows: StatRow[];
+  /** `scur` by `proxy/name`, summed over the current worker and the old ones still finishing connections. */
+  active: Map<string, number>;
+  /** When HAProxy last reported a check of `backend/server` (its `option log-health-checks` lines). */
+  checks: ReadonlyMap<string, string>;
+  /** The master's PID and socket, and the configuration file. */
+  process: { pid: number; masterSocket: string; configPath: string };
+}
+
+/** What `/_simulator/state` shows of the data plane, read at one moment. */
+export interface DataPlaneView {
+  /** The mode. */
+  mode: ActiveDataPlaneMode;
+  /** Every planned listener with its state. */
+  listeners: ListenerView[];
+  /** The plan of each owner served now. */
+  plans: ReadonlyMap<string, ProxyPlan>;
+  /** The runtime API's answers, by owner (absent while its HAProxy does not run or answer). */
+  owners: ReadonlyMap<string, OwnerStats>;
+  /** The members each edge serves (those of its last finished sync). */
+  edgeMembers: ReadonlyMap<string, EdgeMemberState[]>;
+}
+
+interface Owner {
+  id: string;
+  what: string;
+  dir: string;
+  process?: HaproxyProcess;
+  /** The configuration its HAProxy runs, and the listeners in it. */
+  loaded?: string;
+  loadedBinds: Set<string>;
+  /** A configuration HAProxy refused, retried from `retryAt`. */
+  refused?: string;
+  retryAt: number;
+  failure?: { error: string; key?: string };
+  logged?: string;
+  checks: Map<string, string>;
+}
+
 const RETRY_MS = 2_000;
-const CONNECT_TIMEOUT_MS = 5_000;
 
 /** The data plane of one simulator. */
 export class DataPlane {
   /** `loopback` or `netns`, fixed when made: which addresses are served and contacted (`local_addresses.ts`). */
   readonly mode: ActiveDataPlaneMode;
-  readonly #sim: Simulator;
+  readonly #world: DataPlaneWorld;
   readonly #log: (line: string) => void;
-  readonly #listeners = new Map<string, ListenerEntry>();
-  readonly #members: MemberStates;
-  readonly #frontendTotals = new Map<string, number>();
-  readonly #balancers = new Map<string, BalancerMemory>();
+  readonly #owners = new Map<string, Owner>();
   readonly #edgeApplied = new Map<string, EdgeMemberState[]>();
-  readonly #sockets = new Map<string, Set<Socket>>();
-  readonly #sessions = new MemberSessions();
   readonly #netns?: NetnsRoutes;
+  #tools?: HaproxyTools;
+  #root?: string;
+  #specs: ListenerSpec[] = [];
+  #plans = new Map<string, ProxyPlan>();
   #wanted = false;
   #loop?: Promise<void>;
   #dueTimer?: ReturnType<typeof setTimeout>;
   #retryTimer?: ReturnType<typeof setTimeout>;
   #stopped = false;
 
-  /** Creates the data plane of `sim`; nothing listens before {@linkcode DataPlane.start}. */
-  constructor(sim: Simulator, options: DataPlaneOptions) {
-    this.#sim = sim;
+  /** Creates the data plane over `world`; nothing runs before {@linkcode DataPlane.start}. */
+  constructor(world: DataPlaneWorld, options: DataPlaneOptions) {
+    this.#world = world;
     this.mode = options.mode;
     this.#log = options.log ?? ((line) => console.error(`ankra-cloud-simulator: data plane: ${line}`));
     if (options.mode === "netns") this.#netns = new NetnsRoutes();
-    this.#members = new MemberStates({
-      mode: options.mode,
-      checkSource: (owner, address) => this.#source(owner, address, 0),
-      log: this.#log,
-    });
   }
 
-  /** Checks the mode's preconditions (netns: a namespace of its own, local routes) and serves the world. */
+  /** Finds HAProxy (an error naming the package when missing), prepares the mode, and serves the world. */
   async start(): Promise<void> {
-    await this.#netns?.prepare(this.#sim.world.settings.public_ipv4_ranges);
+    this.#tools = locateHaproxyTools();
+    await this.#netns?.prepare(this.#world.publicIpv4Ranges());
+    this.#root = await Deno.makeTempDir({ prefix: "ankra-cloud-simulator-haproxy-" });
     await this.settle();
   }
 
@@ -105,44 +149,72 @@ export class DataPlane {
     this.#loop ??= this.#run().finally(() => this.#loop = undefined);
   }
 
-  /** Reconciles now and resolves once the listeners and checks follow the world. */
+  /** Reconciles now and resolves once the processes follow the world. */
   async settle(): Promise<void> {
     this.wake();
     while (this.#loop) await this.#loop;
   }
 
-  /** Closes every listener and connection and stops the checks. */
+  /** Stops every HAProxy (their connections end) and removes their files. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#dueTimer);
     clearTimeout(this.#retryTimer);
     while (this.#loop) await this.#loop;
-    await this.#members.stop();
-    this.#sessions.stop();
-    for (const entry of this.#listeners.values()) if (entry.server) closeListenerSocket(entry.server);
-    this.#listeners.clear();
-    for (const sockets of this.#sockets.values()) for (const socket of sockets) socket.destroy();
-    this.#sockets.clear();
+    await Promise.all([...this.#owners.values()].map((owner) => this.#drop(owner)));
+    if (this.#root) await Deno.remove(this.#root, { recursive: true }).catch(() => {});
   }
 
-  /** The listeners, in plan order. */
-  listeners(): ListenerEntry[] {
-    return [...this.#listeners.values()];
+  /** The listeners, in plan order, with their states. */
+  listeners(): ListenerView[] {
+    return this.#specs.map((spec) => {
+      if (!spec.served) return { spec, state: "not_served" };
+      const ownerId = spec.route.kind === "load_balancer" ? spec.route.loadBalancerId : spec.route.edgeId;
+      const problem = this.#plans.get(ownerId)?.problems.get(spec.key);
+      if (problem) return { spec, state: "failed", error: problem };
+      const owner = this.#owners.get(ownerId);
+      if (owner?.process?.alive && owner.loadedBinds.has(spec.key)) return { spec, state: "listening" };
+      if (owner?.failure && (owner.failure.key === undefined || owner.failure.key === spec.key)) {
+        return { spec, state: "failed", error: owner.failure.error };
+      }
+      return { spec, state: "opening" };
+    });
   }
 
-  /** A member's run-time state by its key (see `backend_view.ts`). */
-  member(key: string): MemberRuntime | undefined {
-    return this.#members.runtime(key);
-  }
-
-  /** Client connections a frontend (`lbId|frontendId`, or `edgeId|port`) accepted. */
-  frontendConnections(key: string): number {
-    return this.#frontendTotals.get(key) ?? 0;
-  }
-
-  /** The members an edge serves (those of its last finished sync). */
-  edgeMembers(edgeId: string): EdgeMemberState[] {
-    return this.#edgeApplied.get(edgeId) ?? [];
+  /** What HAProxy shows now: every owner's `show stat` (through the master CLI), with the listeners and plans. */
+  async snapshot(): Promise<DataPlaneView> {
+    const owners = new Map<string, OwnerStats>();
+    await Promise.all([...this.#owners.values()].map(async (owner) => {
+      const process = owner.process;
+      if (!process?.alive) return;
+      try {
+        const procs = parseShowProc(await process.command("show proc"));
+        if (procs.current === undefined) return;
+        const rows = parseShowStat(await process.command(`@!${procs.current} show stat`));
+        const active = new Map<string, number>();
+        const add = (list: StatRow[]) => {
+          for (const row of list) {
+            const key = `${row.pxname}/${row.svname}`;
+            active.set(key, (active.get(key) ?? 0) + Number(row.scur || 0));
+          }
+        };
+        add(rows);
+        for (const pid of procs.old) add(parseShowStat(await process.command(`@!${pid} show stat`).catch(() => "")));
+        owners.set(owner.id, {
+          rows,
+          active,
+          checks: new Map(owner.checks),
+          process: { pid: process.pid, masterSocket: process.masterSocket, configPath: process.configPath },
+        });
+      } catch { /* reloading or gone: shown without HAProxy's figures this time */ }
+    }));
+    return {
+      mode: this.mode,
+      listeners: this.listeners(),
+      plans: new Map(this.#plans),
+      owners,
+      edgeMembers: new Map(this.#edgeApplied),
+    };
   }
 
   async #run(): Promise<void> {
@@ -157,231 +229,135 @@ export class DataPlane {
   }
 
   async #reconcile(): Promise<void> {
-    const sim = this.#sim;
-    sim.world.tick();
-    const loadBalancers = [...sim.loadBalancers.items.values()];
-    const generations = new Map(loadBalancers.map((lb) => [lb.id, lb.configuration_generation]));
-    for (const edgeId of this.#edgeApplied.keys()) if (!sim.edges.items.has(edgeId)) this.#edgeApplied.delete(edgeId);
-    for (const edge of sim.edges.items.values()) {
+    const world = this.#world;
+    const dueInMs = world.tick();
+    const loadBalancers = world.loadBalancers();
+    const edges = world.edges();
+    for (const edgeId of this.#edgeApplied.keys()) {
+      if (!edges.some((e) => e.id === edgeId)) this.#edgeApplied.delete(edgeId);
+    }
+    for (const edge of edges) {
       const syncing = edge.active_operation?.status === "running";
       if (edge.state === "running" && !syncing) this.#edgeApplied.set(edge.id, edge.members.map((m) => ({ ...m })));
     }
-    const edges = [...sim.edges.items.values()].map((edge) => ({ edge, members: this.edgeMembers(edge.id) }));
-    const backends = [
-      ...loadBalancers.filter((lb) => lb.state === "running").flatMap(loadBalancerBackends),
-      ...edges.filter(({ edge }) => edge.state === "running").flatMap(({ edge, members }) =>
-        edgeBackends(edge, members)
-      ),
-    ];
-    this.#members.follow(backends);
-    this.#sessions.follow(
-      new Set(backends.flatMap((b) => b.members.map((m) => m.key))),
-      sim.world.settings.reload_hard_stop_after_ms,
-    );
-    const backendKeys = new Set(backends.map((b) => b.key));
-    for (const key of this.#balancers.keys()) if (!backendKeys.has(key)) this.#balancers.delete(key);
-    await this.#netns?.cover(sim.world.networks.values());
-    await this.#followListeners(planListeners({ loadBalancers, edges, mode: this.mode }));
-    for (const lb of loadBalancers) {
-      const mine = [...this.#listeners.values()].filter((e) =>
-        e.spec.route.kind === "load_balancer" &&
-        e.spec.route.loadBalancerId === lb.id
-      );
-      if (lb.state === "running" && mine.every((e) => e.status === "listening" || e.status === "not_served")) {
-        sim.loadBalancers.markApplied(lb.id, generations.get(lb.id)!);
-      }
-    }
-    for (const key of this.#frontendTotals.keys()) {
-      const owner = key.slice(0, key.indexOf("|"));
-      if (!sim.loadBalancers.items.has(owner) && !sim.edges.items.has(owner)) this.#frontendTotals.delete(key);
-    }
-    for (const [owner, sockets] of this.#sockets) {
-      if (sim.loadBalancers.items.has(owner) || sim.edges.items.has(owner)) continue;
-      for (const socket of sockets) socket.destroy();
-      this.#sockets.delete(owner);
-    }
-    this.#scheduleTimers();
-  }
-
-  async #followListeners(specs: ListenerSpec[]): Promise<void> {
-    const wanted = new Map(specs.map((spec) => [spec.key, spec]));
-    for (const [key, entry] of this.#listeners) {
-      const spec = wanted.get(key);
-      if (spec && sameSocket(entry.spec, spec) && spec.served) continue;
-      if (entry.server) closeListenerSocket(entry.server);
-      this.#listeners.delete(key);
-    }
-    const openings: Promise<void>[] = [];
-    for (const spec of specs) {
-      let entry = this.#listeners.get(spec.key);
-      if (!entry) {
-        entry = { spec, status: spec.served ? "opening" : "not_served", connectionsTotal: 0 };
-        this.#listeners.set(spec.key, entry);
-      }
-      entry.spec = spec;
-      if (spec.served && entry.status !== "listening") openings.push(this.#open(entry));
-    }
-    await Promise.all(openings);
-    const entries = new Map(this.#listeners);
-    this.#listeners.clear();
-    for (const spec of specs) this.#listeners.set(spec.key, entries.get(spec.key)!);
-  }
-
-  async #open(entry: ListenerEntry): Promise<void> {
-    const { spec } = entry;
-    const tls = spec.tls ? tlsServerOptions(spec.tls, this.#sim.world.certificates) : undefined;
-    try {
-      if (typeof tls === "string") throw new Error(`cannot serve TLS on ${spec.address}:${spec.port}: ${tls}`);
-      entry.server = await openListenerSocket({
-        address: spec.address,
-        port: spec.port,
-        tls,
-        onConnection: (socket) => this.#accept(entry, socket),
-      });
-      if (this.#listeners.get(spec.key) !== entry || this.#stopped) {
-        closeListenerSocket(entry.server);
-        return;
-      }
-      entry.status = "listening";
-      entry.error = undefined;
-      entry.logged = undefined;
-    } catch (cause) {
-      entry.status = "failed";
-      entry.error = (cause as Error).message;
-      if (entry.logged !== entry.error) {
-        entry.logged = entry.error;
-        this.#log(`${entry.error} (${describeRoute(spec)}); retrying every ${RETRY_MS / 1000} s`);
-      }
-    }
-  }
-
-  #accept(entry: ListenerEntry, client: Socket): void {
-    const route = entry.spec.route;
-    const sim = this.#sim;
-    const clientAddress = parseIp(client.remoteAddress ?? "")?.text ?? String(client.remoteAddress);
-    let backend: BackendConfig | undefined;
-    let owner: string;
-    let vm = 0;
-    let http: { proto: "http" | "https"; redirect: boolean } | undefined;
-    let frontendKey: string;
-    if (route.kind === "load_balancer") {
-      owner = route.loadBalancerId;
-      vm = route.vm;
-      const lb = sim.loadBalancers.items.get(owner);
-      const frontend = lb?.frontends.find((f) => f.id === route.frontendId);
-      frontendKey = `${owner}|${route.frontendId}`;
-      if (lb && frontend && lb.state === "running") {
-        backend = loadBalancerBackends(lb).find((b) => b.key === `${lb.id}|${frontend.backend_id}`);
-        if (backend?.mode === "http") {
-          http = { proto: frontend.tls ? "https" : "http", redirect: frontend.redirect_to_https };
-        }
-      }
-    } else {
-      owner = route.edgeId;
-      frontendKey = `${owner}|${route.frontendPort}`;
-      const edge = sim.edges.items.get(owner);
-      if (edge) backend = edgeBackends(edge, this.edgeMembers(owner)).find((b) => b.key === frontendKey);
-    }
-    if (!backend || this.#stopped) {
-      client.destroy();
-      return;
-    }
-    entry.connectionsTotal++;
-    this.#frontendTotals.set(frontendKey, (this.#frontendTotals.get(frontendKey) ?? 0) + 1);
-    this.#track(owner, client);
-    const chosen = backend;
-    const open = () => this.#openUpstream(chosen, { owner, vm, clientAddress });
-    if (!http) return forwardTcp(client, open);
-    const host = entry.spec.address.includes(":") ? `[${entry.spec.address}]` : entry.spec.address;
-    forwardHttp(client, {
-      clientAddress,
-      proto: http.proto,
-      redirectToHttps: http.redirect,
-      authority: `${host}:${entry.spec.port}`,
-      open,
+    const specs = planListeners({
+      loadBalancers,
+      edges: edges.map((edge) => ({ edge, members: this.#edgeApplied.get(edge.id) ?? [] })),
+      mode: this.mode,
     });
-  }
-
-  async #openUpstream(
-    backend: BackendConfig,
-    via: { owner: string; vm: number; clientAddress: string },
-  ): Promise<Socket | undefined> {
-    const tried = new Set<string>();
-    let memory = this.#balancers.get(backend.key);
-    if (!memory) this.#balancers.set(backend.key, memory = newBalancerMemory());
-    while (!this.#stopped) {
-      const candidates = backend.members.flatMap((m) => {
-        const runtime = this.#members.runtime(m.key);
-        if (!m.enabled || tried.has(m.key) || !runtime?.health.up) return [];
-        return [{ id: m.key, weight: m.weight, active: runtime.connectionsActive }];
+    await this.#netns?.cover(world.networks());
+    const networks = new Map(world.networks().map((n) => [n.id, n]));
+    const wanted = new Map<string, { plan: ProxyPlan; what: string; generation?: number }>();
+    for (const lb of loadBalancers) {
+      if (lb.state !== "running") continue;
+      const listeners = specs.filter((s) => s.route.kind === "load_balancer" && s.route.loadBalancerId === lb.id);
+      const plan = loadBalancerPlan(lb, {
+        network: networks.get(lb.network_id),
+        listeners,
+        mode: this.mode,
+        certificates: world.certificates(),
       });
-      const key = pickMember(backend.balance, candidates, { memory, clientAddress: via.clientAddress });
-      if (!key) return undefined;
-      tried.add(key);
-      const member = backend.members.find((m) => m.key === key)!;
-      const runtime = this.#members.runtime(key)!;
-      try {
-        const socket = await connectMember(
-          { address: member.address, port: member.port, source: this.#source(via.owner, member.address, via.vm) },
-          { mode: this.mode, timeoutMs: CONNECT_TIMEOUT_MS },
-        );
-        if (this.#stopped) {
-          socket.destroy();
-          return undefined;
-        }
-        runtime.connectionsTotal++;
-        runtime.connectionsActive++;
-        socket.once("close", () => runtime.connectionsActive--);
-        this.#track(via.owner, socket);
-        this.#sessions.track(key, socket);
-        return socket;
-      } catch (cause) {
-        // Logged as HAProxy logs a failed connect; the next member that may take it (HAProxy's redispatch).
-        this.#log(
-          `${via.owner}: a connection to member ${member.address}:${member.port} failed: ${(cause as Error).message}`,
-        );
-      }
+      wanted.set(lb.id, { plan, what: `load balancer ${lb.id}`, generation: lb.configuration_generation });
     }
-    return undefined;
-  }
-
-  #source(owner: string, memberAddress: string, vm: number): string | undefined {
-    const lb = this.#sim.loadBalancers.items.get(owner);
-    if (lb) {
-      const network = this.#sim.world.networks.get(lb.network_id);
-      return connectionSource({ kind: "load_balancer", network, seq: lb.seq, vm }, { memberAddress, mode: this.mode });
+    for (const edge of edges) {
+      if (edge.state !== "running" || edge.placement !== "combined" || !edge.roles.includes("load_balancer")) continue;
+      const listeners = specs.filter((s) => s.route.kind === "edge" && s.route.edgeId === edge.id);
+      const plan = edgePlan(edge, { members: this.#edgeApplied.get(edge.id) ?? [], listeners, mode: this.mode });
+      wanted.set(edge.id, { plan, what: `edge ${edge.id}` });
     }
-    const edge = this.#sim.edges.items.get(owner);
-    return edge ? connectionSource({ kind: "edge", edge }, { memberAddress, mode: this.mode }) : undefined;
+    this.#specs = specs;
+    this.#plans = new Map([...wanted].map(([id, w]) => [id, w.plan]));
+    await Promise.all([...this.#owners.values()].filter((o) => !wanted.has(o.id)).map((o) => this.#drop(o)));
+    await Promise.all([...wanted].map(([id, w]) => this.#apply(id, w)));
+    this.#scheduleTimers(dueInMs);
   }
 
-  #track(owner: string, socket: Socket): void {
-    let sockets = this.#sockets.get(owner);
-    if (!sockets) this.#sockets.set(owner, sockets = new Set());
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+  async #apply(id: string, wanted: { plan: ProxyPlan; what: string; generation?: number }): Promise<void> {
+    let owner = this.#owners.get(id);
+    if (!owner) {
+      const dir = `${this.#root}/${id}`;
+      await Deno.mkdir(dir, { recursive: true });
+      owner = { id, what: wanted.what, dir, loadedBinds: new Set(), retryAt: 0, checks: new Map() };
+      this.#owners.set(id, owner);
+    }
+    const { plan } = wanted;
+    for (const [key, problem] of plan.problems) this.#logOnce(owner, `${problem} (${wanted.what}, listener ${key})`);
+    const rendered = renderHaproxyConfig(plan, {
+      dir: owner.dir,
+      hardStopAfterMs: this.#world.hardStopAfterMs(),
+      certificates: this.#world.certificates(),
+    });
+    const markApplied = () => {
+      if (wanted.generation !== undefined && plan.problems.size === 0) this.#world.markApplied(id, wanted.generation);
+    };
+    if (owner.process?.alive && owner.loaded === rendered.config) return markApplied();
+    if (owner.refused === rendered.config && Date.now() < owner.retryAt) return;
+    for (const [path, content] of rendered.files) await Deno.writeTextFile(path, content);
+    await Deno.writeTextFile(`${owner.dir}/haproxy.cfg`, rendered.config);
+    let outcome;
+    if (owner.process?.alive) {
+      const process = owner.process;
+      const state = await process.worker("show servers state").catch(() => "");
+      await Deno.writeTextFile(`${owner.dir}/server-state`, state.replace(/^\s*\n/, ""));
+      outcome = await process.reload();
+    } else {
+      const current = owner;
+      const started = await HaproxyProcess.start(this.#tools!, {
+        dir: owner.dir,
+        onLine: (line) => this.#heard(current, line),
+      });
+      owner.process = started.process;
+      owner.loaded = undefined;
+      owner.loadedBinds = new Set();
+      outcome = started.outcome;
+    }
+    if (this.#stopped || this.#owners.get(id) !== owner) return;
+    if (outcome.loaded) {
+      owner.loaded = rendered.config;
+      owner.loadedBinds = new Set(plan.frontends.flatMap((f) => f.binds.map((b) => b.key)));
+      owner.refused = undefined;
+      owner.failure = undefined;
+      return markApplied();
+    }
+    owner.refused = rendered.config;
+    owner.retryAt = Date.now() + RETRY_MS;
+    owner.failure = refusalOf(outcome.alerts);
+    this.#logOnce(
+      owner,
+      `haproxy refused the configuration of ${wanted.what}: ${outcome.alerts.join("; ")}; retrying every ` +
+        `${RETRY_MS / 1000} s`,
+    );
   }
 
-  #scheduleTimers(): void {
+  #heard(owner: Owner, line: string): void {
+    const read = readHaproxyLine(line);
+    if (read.kind === "check") owner.checks.set(read.server, new Date().toISOString());
+    const transition = /\] *\(\d+\) : (Server \S+ is (?:UP|DOWN)\b.*)$/.exec(line)?.[1];
+    if (transition) this.#log(`${owner.what}: ${transition}`);
+  }
+
+  #logOnce(owner: Owner, line: string): void {
+    if (owner.logged === line) return;
+    owner.logged = line;
+    this.#log(line);
+  }
+
+  async #drop(owner: Owner): Promise<void> {
+    this.#owners.delete(owner.id);
+    await owner.process?.stop();
+    await Deno.remove(owner.dir, { recursive: true }).catch(() => {});
+  }
+
+  #scheduleTimers(dueInMs: number | undefined): void {
     if (this.#stopped) return;
     clearTimeout(this.#dueTimer);
-    const now = this.#sim.world.now();
-    const due = [...this.#sim.world.operations.values()].filter((op) => op.status === "running")
-      .map((op) => op.finishAt).sort((a, b) => a - b)[0];
-    if (due !== undefined) this.#dueTimer = setTimeout(() => this.wake(), Math.max(0, due - now) + 5);
-    const failed = [...this.#listeners.values()].some((e) => e.status === "failed");
-    if (failed && this.#retryTimer === undefined) {
+    if (dueInMs !== undefined) this.#dueTimer = setTimeout(() => this.wake(), dueInMs + 5);
+    const refused = [...this.#owners.values()].some((o) => o.refused !== undefined);
+    if (refused && this.#retryTimer === undefined) {
       this.#retryTimer = setTimeout(() => {
         this.#retryTimer = undefined;
         this.wake();
       }, RETRY_MS);
     }
   }
-}
-
-function describeRoute(spec: ListenerSpec): string {
-  const route = spec.route;
-  return route.kind === "load_balancer"
-    ? `load balancer ${route.loadBalancerId} frontend ${route.frontendId}`
-    : `edge ${route.edgeId} frontend port ${route.frontendPort}`;
 }

@@ -114,8 +114,3 @@ export function planListeners(input: ListenerPlanInput): ListenerSpec[] {
   }
   return [...specs.values()];
 }
-
-/** True when two specs open the same socket (same key, plain or TLS with the same certificates). */
-export function sameSocket(a: ListenerSpec, b: ListenerSpec): boolean {
-  return a.key === b.key && (a.tls ?? []).join(",") === (b.tls ?? []).join(",") && Boolean(a.tls) === Boolean(b.tls);
-}

@@ -1,6 +1,6 @@
 /**
  * The control API under `/_simulator`, for tests and demos: the whole state (with the data plane's listeners, member
- * health and connection counts, see `data_plane/data_plane_state.ts`), the request log, counters, reset,
+ * health and connection counts read from HAProxy's runtime API at the request, see `data_plane/data_plane_state.ts`), the request log, counters, reset,
  * scripted faults, and changes to servers, settings, zones, tokens, networks and edges. It has no authentication, no
  * rate limit and no faults; each request is logged as operation `control`, and an error is a problem document (400
  * for anything but a {@linkcode ProblemError}).
@@ -9,6 +9,7 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
+import type { DataPlane } from "../data_plane/data_plane.ts";
 import { dataPlaneDocument, decorateEdge, decorateLoadBalancer } from "../data_plane/data_plane_state.ts";
 import { FaultSchema } from "../faults.ts";
 import { ProblemError } from "../problem.ts";
@@ -33,8 +34,8 @@ const ZoneChangeSchema = v.strictObject({
   servers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 
-/** The router of the control API (mounted under `/_simulator`). */
-export function controlRouter(sim: Simulator): Hono {
+/** The router of the control API (mounted under `/_simulator`), showing `dataPlane`'s state when one runs. */
+export function controlRouter(sim: Simulator, dataPlane?: DataPlane): Hono {
   const router = new Hono();
   const control = (c: Context, run: () => Answer | Promise<Answer>) => {
     return (async () => {
@@ -54,20 +55,23 @@ export function controlRouter(sim: Simulator): Hono {
   const body = async <S extends v.GenericSchema>(c: Context, schema: S) => parsed(schema, await readJson(c));
 
   router.get("/state", (c) =>
-    control(c, () => ({
-      status: 200,
-      body: {
-        settings: sim.world.settings,
-        zones: sim.world.listZones().map((z) => ({ ...zoneDocument(z), compute_nodes: z.compute_nodes })),
-        networks: [...sim.world.networks.values()].map((n) => networkDocument(n, sim.world.servers.values())),
-        servers: [...sim.world.servers.values()].map((s) => serverDocument(s, sim.world.zones)),
-        load_balancers: sim.loadBalancers.list({}).map((lb) =>
-          decorateLoadBalancer(sim.loadBalancers.document(lb, true), lb, sim.dataPlane)
-        ),
-        edges: sim.edges.list().map((e) => decorateEdge(sim.edges.document(e, true), e, sim.dataPlane)),
-        data_plane: dataPlaneDocument(sim.dataPlane),
-      },
-    })));
+    control(c, async () => {
+      const view = await dataPlane?.snapshot();
+      return {
+        status: 200,
+        body: {
+          settings: sim.world.settings,
+          zones: sim.world.listZones().map((z) => ({ ...zoneDocument(z), compute_nodes: z.compute_nodes })),
+          networks: [...sim.world.networks.values()].map((n) => networkDocument(n, sim.world.servers.values())),
+          servers: [...sim.world.servers.values()].map((s) => serverDocument(s, sim.world.zones)),
+          load_balancers: sim.loadBalancers.list({}).map((lb) =>
+            decorateLoadBalancer(sim.loadBalancers.document(lb, true), lb, view)
+          ),
+          edges: sim.edges.list().map((e) => decorateEdge(sim.edges.document(e, true), e, view)),
+          data_plane: dataPlaneDocument(view),
+        },
+      };
+    }));
   router.get("/requests", (c) =>
     control(c, () => {
       const operation = c.req.query("operation");

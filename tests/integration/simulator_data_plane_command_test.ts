@@ -78,3 +78,84 @@ Deno.test("--data-plane with an unknown mode exits 2 naming the modes", async ()
   assert.equal(bogus.code, 2);
   assert.match(bogus.stderr, /--data-plane must be one of off, loopback, netns, not "bogus"/);
 });
+
+/** True while `pid` runs (a zombie waiting for its parent counts as gone). */
+async function running(pid: number): Promise<boolean> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+  return stat !== "" && !/^\d+ \(.*\) Z/.test(stat);
+}
+
+/** Starts the program with the loopback data plane and one running load balancer; its HAProxy master and worker. */
+async function withHaproxy(seed: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", SIMULATOR, "--token-from-env", "--listen=127.0.0.1:0", `--seed=${seed}`],
+    env: { ANKRA_CLOUD_TOKEN: TOKEN },
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!/listening on (\S+) /.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the simulator ended: ${out}`);
+    out += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drained */ }
+  })().catch(() => {});
+  const url = /listening on (\S+) /.exec(out)![1];
+  const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+  const created = await fetch(`${url}/v1/load-balancers`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ zone: "de-fsn1", name: "owned", network_id: "net-lo", high_availability: false }),
+  });
+  const id = (await created.json()).load_balancer.id;
+  let haproxy: { pid: number; master_socket: string } | undefined;
+  for (let i = 0; i < 100 && !haproxy; i++) {
+    const state = await (await fetch(`${url}/_simulator/state`)).json();
+    haproxy = state.load_balancers.find((lb: { id: string }) => lb.id === id)?.haproxy ?? undefined;
+    if (!haproxy) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(haproxy, "the running load balancer has its HAProxy");
+  const conn = await Deno.connect({ transport: "unix", path: haproxy.master_socket });
+  await conn.write(new TextEncoder().encode("show proc\n"));
+  await conn.closeWrite();
+  const worker = Number(/# workers\n(\d+)/.exec(await new Response(conn.readable).text())![1]);
+  assert.ok(await running(haproxy.pid) && await running(worker));
+  return { child, pids: [haproxy.pid, worker] };
+}
+
+Deno.test("no HAProxy outlives the simulator: gone after SIGTERM, and within 5 s of a SIGKILL", async () => {
+  const seed = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(
+    seed,
+    JSON.stringify({
+      zones: [{ name: "de-fsn1", region: "eu-central" }],
+      networks: [{ id: "net-lo", name: "lo", zone: "de-fsn1", cidr: "127.78.0.0/16", ula_prefix: "fd64:7:0:1::/64" }],
+      settings: { data_plane: "loopback", loopback_ipv4_range: "127.78.113.0/24", load_balancer_create_delay_ms: 50 },
+    }),
+  );
+  try {
+    const terminated = await withHaproxy(seed);
+    terminated.child.kill("SIGTERM");
+    assert.equal((await terminated.child.status).code, 0);
+    for (const pid of terminated.pids) assert.ok(!(await running(pid)), `HAProxy ${pid} ended with the simulator`);
+
+    const killed = await withHaproxy(seed);
+    killed.child.kill("SIGKILL");
+    await killed.child.status;
+    const at = performance.now();
+    for (const pid of killed.pids) {
+      while (await running(pid)) {
+        assert.ok(performance.now() - at < 5_000, `HAProxy ${pid} still runs 5 s after the simulator was killed`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    console.log(
+      `after SIGKILL, HAProxy's master and worker were gone within ${(performance.now() - at).toFixed(0)} ms`,
+    );
+  } finally {
+    await Deno.remove(seed);
+  }
+});

@@ -1,102 +1,17 @@
 /**
- * The data plane's pure rules: balancing, the rise/fall health counter, expected statuses, which addresses each mode
- * serves and contacts, the VMs' legs, the listener plan, the SNI choice and the control API's exposure warning.
+ * The data plane's pure rules: which addresses each mode serves and contacts, the VMs' legs, the listener plan, the
+ * control API's exposure warning and the netns mode's namespace check. (What HAProxy is told and what it says are in
+ * `haproxy_config_test.ts` and `haproxy_status_test.ts`.)
  */
 import assert from "node:assert/strict";
-import { newBalancerMemory, pickMember } from "../../../simulator/data_plane/balancing.ts";
-import { afterCheck, type Health, initialHealth, statusExpected } from "../../../simulator/data_plane/health_rule.ts";
 import { servability, unreachableReason, vmLegAddress } from "../../../simulator/data_plane/local_addresses.ts";
 import { planListeners } from "../../../simulator/data_plane/listener_plan.ts";
-import { certificateFor, nameMatches } from "../../../simulator/data_plane/tls_certificates.ts";
 import { controlApiExposureWarning } from "../../../simulator/control_exposure.ts";
 import { interfaceNames, namespaceProblem } from "../../../simulator/data_plane/netns_routes.ts";
 import { DEFAULT_HEALTH_CHECK, type LoadBalancerState } from "../../../simulator/load_balancer_state.ts";
 import type { EdgeState } from "../../../simulator/edges.ts";
 import { World } from "../../../simulator/world.ts";
 import { testSeed } from "../../support/simulator.ts";
-
-Deno.test("smooth round robin interleaves by weight; weight 0 never gets a connection", () => {
-  const memory = newBalancerMemory();
-  const members = [{ id: "a", weight: 3, active: 0 }, { id: "b", weight: 1, active: 0 }, {
-    id: "z",
-    weight: 0,
-    active: 0,
-  }];
-  const picks = Array.from({ length: 8 }, () => pickMember("roundrobin", members, { memory, clientAddress: "x" }));
-  assert.deepEqual(picks, ["a", "a", "b", "a", "a", "a", "b", "a"]);
-  assert.equal(
-    pickMember("roundrobin", [{ id: "z", weight: 0, active: 0 }], { memory, clientAddress: "x" }),
-    undefined,
-  );
-});
-
-Deno.test("leastconn picks the fewest connections per weight, ties to the one picked longest ago", () => {
-  const memory = newBalancerMemory();
-  const pick = (a: number, b: number) =>
-    pickMember("leastconn", [{ id: "a", weight: 100, active: a }, { id: "b", weight: 100, active: b }], {
-      memory,
-      clientAddress: "x",
-    });
-  assert.equal(pick(1, 0), "b");
-  assert.equal(pick(0, 0), "a", "a tie goes to the one picked longest ago");
-  assert.equal(pick(0, 0), "b");
-  assert.equal(
-    pickMember("leastconn", [{ id: "a", weight: 200, active: 1 }, { id: "b", weight: 100, active: 1 }], {
-      memory,
-      clientAddress: "x",
-    }),
-    "a",
-    "per unit of weight",
-  );
-});
-
-Deno.test("source maps an address to one member for as long as the members stay the same", () => {
-  const members = ["a", "b", "c"].map((id) => ({ id, weight: 100, active: 0 }));
-  const memory = newBalancerMemory();
-  const first = pickMember("source", members, { memory, clientAddress: "203.0.113.9" });
-  for (let i = 0; i < 5; i++) {
-    assert.equal(pickMember("source", [...members].reverse(), { memory, clientAddress: "203.0.113.9" }), first);
-  }
-  const spread = new Set(
-    Array.from({ length: 40 }, (_, i) => pickMember("source", members, { memory, clientAddress: `10.0.0.${i}` })),
-  );
-  assert.equal(spread.size, 3);
-});
-
-Deno.test("health: up leaves after fall failures, down returns after rise passes, a new member after one failure", () => {
-  const check = { rise: 2, fall: 3 };
-  const run = (start: Health, results: boolean[]) => {
-    const ups: boolean[] = [];
-    let health = start;
-    for (const passed of results) {
-      health = afterCheck(health, passed, check);
-      ups.push(health.up);
-    }
-    return { ups, health };
-  };
-  const fresh = initialHealth(check);
-  assert.equal(fresh.up, true, "a new member starts up");
-  assert.deepEqual(run(fresh, [false]).ups, [false], "as HAProxy's init-state up: its first failed check takes it out");
-  const settled = run(fresh, [true]).health;
-  assert.deepEqual(run(settled, [false, false, false]).ups, [true, true, false], "fall 3");
-  assert.deepEqual(
-    run(settled, [false, false, true, false, false]).ups,
-    [true, true, true, true, true],
-    "a pass resets",
-  );
-  const down = run(settled, [false, false, false]).health;
-  assert.deepEqual(run(down, [true, true]).ups, [false, true], "rise 2");
-  assert.deepEqual(run(down, [true, false, true, true]).ups, [false, false, false, true], "a failure starts over");
-  assert.equal(afterCheck({ counter: 9, up: true }, false, { rise: 1, fall: 1 }).up, false, "thresholds lowered");
-});
-
-Deno.test("expected_status is one code or a range", () => {
-  assert.ok(statusExpected(200, "200"));
-  assert.ok(!statusExpected(204, "200"));
-  assert.ok(statusExpected(302, "200-399"));
-  assert.ok(!statusExpected(404, "200-399"));
-  assert.ok(!statusExpected(200, "bogus"));
-});
 
 Deno.test("loopback serves and contacts only 127.0.0.0/8 and ::1; netns everything", () => {
   assert.deepEqual(servability("127.203.113.1", "loopback"), { served: true });
@@ -120,6 +35,7 @@ Deno.test("a load balancer VM's leg is a host of its network from the top, its I
   assert.ok(world.isNetworkHost(network, { family: 4, value: 0x0a00fff8n, text: "10.0.255.248" }));
 });
 
+/** A running pair with an http and a TLS frontend on one http backend (no members). */
 function runningLoadBalancer(overrides: Partial<LoadBalancerState> = {}): LoadBalancerState {
   return {
     id: "lb-1",
@@ -209,20 +125,6 @@ Deno.test("the listener plan: every frontend on every published address, by the 
       true,
     ]],
   );
-});
-
-Deno.test("SNI picks the certificate naming the host (exactly, then by wildcard), else the first", () => {
-  const certificates = [
-    { id: "first", names: ["www.example.com"] },
-    { id: "wild", names: ["*.example.org"] },
-    { id: "exact", names: ["api.example.org"] },
-  ];
-  assert.equal(certificateFor(certificates, "api.example.org"), "exact");
-  assert.equal(certificateFor(certificates, "shop.example.org"), "wild");
-  assert.equal(certificateFor(certificates, "WWW.example.com"), "first");
-  assert.equal(certificateFor(certificates, "a.b.example.org"), "first", "a wildcard covers one label");
-  assert.equal(certificateFor(certificates, ""), "first", "no SNI: the first");
-  assert.ok(!nameMatches("*.example.org", "example.org"));
 });
 
 Deno.test("listening beyond loopback gets one warning naming the address; loopback none", () => {

@@ -1,17 +1,20 @@
 /**
- * What becomes of a connection to a member that leaves its backend: HAProxy's reload keeps it (the default); with the
- * seed's `reload_hard_stop_after_ms`, it ends that long after the change that removed the member; a member kept with
- * weight 0 keeps its connections either way (what `--member-drain-period` relies on).
+ * What a reload does to open connections: the replaced HAProxy worker keeps carrying them (the default); with the
+ * seed's `reload_hard_stop_after_ms` (HAProxy's `hard-stop-after`), it is ended that long after the reload, and with
+ * it every connection it carried — to a removed member and to a kept one alike — while connections the new process
+ * took go on.
  */
 import assert from "node:assert/strict";
 import {
   buildLoadBalancer,
   freePortOn,
+  type HeldConnection,
   holdConnection,
   startDataPlaneWorld,
   tcpMember,
-} from "../../support/data_plane_fixtures.ts";
-import { eventually } from "../../support/eventually.ts";
+  waitApplied,
+} from "../support/data_plane_fixtures.ts";
+import { eventually } from "../support/eventually.ts";
 
 async function world(hardStopMs?: number) {
   const w = await startDataPlaneWorld(
@@ -39,6 +42,7 @@ async function world(hardStopMs?: number) {
   return {
     w,
     hosts,
+    applied: () => waitApplied(w, lb.id),
     port,
     setMembers,
     held,
@@ -49,27 +53,34 @@ async function world(hardStopMs?: number) {
   };
 }
 
-Deno.test("without a hard stop, a removed member's open connection goes on", async () => {
+Deno.test("without a hard stop, a removed member's open connection goes on after the reload", async () => {
   await using env = await world();
   const onB = await env.held("b");
   await env.setMembers([{ name: "a", address: env.hosts[0], port: env.port }]);
+  await env.applied();
   await new Promise((resolve) => setTimeout(resolve, 300)); // a negative check: nothing ends it within 300 ms
-  assert.equal(await onB.echo("still there?"), "still there?");
+  assert.equal(await onB.echo("still there?"), "still there?", "the replaced HAProxy worker still carries it");
   onB.close();
 });
 
-Deno.test("with reload_hard_stop_after_ms, a removed member's connection ends then; a weight-0 member's goes on", async () => {
-  await using env = await world(200);
+Deno.test("with reload_hard_stop_after_ms, every connection of the replaced process ends then, a kept member's too", async () => {
+  await using env = await world(300);
   const onA = await env.held("a");
   const onB = await env.held("b");
-  await env.setMembers([
-    { name: "a", address: env.hosts[0], port: env.port, weight: 0 },
-  ]);
-  const cut = await eventually(() => onB.echo("x").then(() => false, () => true), {
-    timeoutMs: 3_000,
-    what: "b's connection ended",
-  });
-  assert.ok(cut);
-  assert.equal(await onA.echo("draining"), "draining", "weight 0: no new connections, the open one goes on");
-  onA.close();
+  const changed = performance.now();
+  await env.setMembers([{ name: "a", address: env.hosts[0], port: env.port }]);
+  await env.applied();
+  const fresh = await env.held("a");
+  const ended = async (held: HeldConnection) => {
+    await eventually(() => held.echo("x").then(() => false, () => true), { timeoutMs: 3_000, what: "ended" });
+    return performance.now() - changed;
+  };
+  const [aEnded, bEnded] = [await ended(onA), await ended(onB)];
+  console.log(
+    `hard stop 300 ms: the removed member's connection ended after ${bEnded.toFixed(0)} ms, the kept ` +
+      `member's after ${aEnded.toFixed(0)} ms`,
+  );
+  assert.ok(bEnded >= 250 && aEnded >= 250, "not before the hard stop");
+  assert.equal(await fresh.echo("new process"), "new process", "a connection the new process took goes on");
+  for (const held of [onA, onB, fresh]) held.close();
 });

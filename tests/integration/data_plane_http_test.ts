@@ -1,14 +1,22 @@
 // deno-lint-ignore-file no-explicit-any -- members answer JSON documents read field by field
 /**
- * `http` backends and TLS frontends of the loopback data plane, with real clients: `X-Forwarded-For` and
+ * `http` backends and TLS frontends as HAProxy serves them on the loopback data plane, with real clients: `X-Forwarded-For` and
  * `X-Forwarded-Proto` as the member receives them, every request of a kept-alive connection (bodies of both framings
  * included) reaching the member, `redirect_to_https`, 503 with no member up, TLS terminated with the certificate SNI
  * picks (the first without SNI), and a certificate id the account does not have refused by the API.
  */
 import assert from "node:assert/strict";
 import tls from "node:tls";
-import { selfSignedServingCertificate } from "../../../lib/server/self_signed_certificate.ts";
-import { buildLoadBalancer, freePortOn, httpMember, startDataPlaneWorld } from "../../support/data_plane_fixtures.ts";
+import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
+import {
+  buildLoadBalancer,
+  freePortOn,
+  httpMember,
+  memberState,
+  startDataPlaneWorld,
+  waitApplied,
+} from "../support/data_plane_fixtures.ts";
+import { eventually } from "../support/eventually.ts";
 
 Deno.test("the member receives X-Forwarded-For and X-Forwarded-Proto, and each request of a kept-alive connection", async () => {
   await using world = await startDataPlaneWorld();
@@ -75,13 +83,12 @@ Deno.test("a redirect_to_https frontend answers with a redirect to https://, and
     port: plainPort,
     backend_id: backendId,
   });
+  await waitApplied(world, lb.id);
   // Nothing listens on the member's port: its first check takes it out.
-  const { eventually } = await import("../../support/eventually.ts");
-  const { memberState } = await import("../../support/data_plane_fixtures.ts");
   await eventually(async () => (await memberState(world, lb.id, "web")).health === "down", 5_000, "web down");
   const unavailable = await fetch(`http://${lb.ipv4}:${plainPort}/`);
   assert.equal(unavailable.status, 503);
-  assert.match(await unavailable.text(), /No member is available/);
+  assert.match(await unavailable.text(), /No server is available to handle this request/, "HAProxy's own 503 page");
 });
 
 async function tlsRequest(

@@ -1,8 +1,8 @@
 // deno-lint-ignore-file no-explicit-any -- state documents are read field by field
 /**
- * The loopback data plane's listeners follow the API as an HAProxy reload does: a frontend deleted while a
- * connection is open (it survives, new ones are refused); a load balancer deleted (listeners closed, nothing left
- * bound, its connections end with it); a port already taken (shown in the state with the error, logged once, the
+ * The loopback data plane's listeners follow the API through HAProxy reloads: a frontend deleted while a connection
+ * is open (it survives, new ones are refused); a load balancer deleted (its HAProxy stopped, nothing left bound, its
+ * connections end with it); a port already taken (shown in the state with the error, logged once, the
  * configuration not applied until it binds); IPv6 addresses shown as not served; a member outside loopback never
  * contacted; a combined edge's members served once its sync finishes.
  */
@@ -16,8 +16,8 @@ import {
   startDataPlaneWorld,
   tcpMember,
   waitApplied,
-} from "../../support/data_plane_fixtures.ts";
-import { eventually } from "../../support/eventually.ts";
+} from "../support/data_plane_fixtures.ts";
+import { eventually } from "../support/eventually.ts";
 
 async function refused(address: string, port: number): Promise<boolean> {
   try {
@@ -50,7 +50,7 @@ Deno.test("a frontend deleted while a connection is open: the connection goes on
   held.close();
 });
 
-Deno.test("a load balancer deleted: its listeners close, nothing stays bound and its connections end", async () => {
+Deno.test("a load balancer deleted: its HAProxy ends, nothing stays bound and its connections end", async () => {
   await using world = await startDataPlaneWorld();
   const host = `${world.networkPrefix}.0.11`;
   const port = freePortOn(host);
@@ -62,12 +62,15 @@ Deno.test("a load balancer deleted: its listeners close, nothing stays bound and
     members: [{ name: "a", address: host, port }],
   });
   const held = await holdConnection(lb.ipv4, frontendPort);
+  const haproxy = (await world.state()).load_balancers[0].haproxy.pid as number;
   await world.call("DELETE", `/v1/load-balancers/${lb.id}`);
   await eventually(async () => (await refused(lb.ipv4, frontendPort)), 5_000, "listener closed");
   await eventually(async () =>
     (await world.call("GET", `/v1/load-balancers/${lb.id}`, undefined, [404])).status === 404
   );
   await eventually(async () => (await world.state()).data_plane.listeners.length === 0, 5_000, "no listener left");
+  const stat = await Deno.readTextFile(`/proc/${haproxy}/stat`).catch(() => "");
+  assert.ok(stat === "" || /^\d+ \(.*\) Z/.test(stat), "its HAProxy has ended");
   await assert.rejects(held.echo("anyone?"), Error, "the connection ended with the load balancer's VMs");
   held.close();
   const rebind = Deno.listen({ hostname: lb.ipv4, port: frontendPort });
@@ -112,7 +115,7 @@ Deno.test("a port already taken is shown in the state and logged once; the liste
   assert.match(listener.error, new RegExp(`cannot listen on ${lb.public_ipv4}:${frontendPort}: the address is in use`));
   const logged = world.logLines.filter((line) => line.includes(`${lb.public_ipv4}:${frontendPort}`));
   assert.equal(logged.length, 1, `logged once: ${JSON.stringify(world.logLines)}`);
-  assert.match(logged[0], new RegExp(`load balancer ${lb.id} frontend fe-`));
+  assert.match(logged[0], new RegExp(`load balancer ${lb.id}: .*for frontend fe-`), "HAProxy's own alert");
   const unapplied = (await world.call("GET", `/v1/load-balancers/${lb.id}`)).body.load_balancer;
   assert.equal(unapplied.is_configuration_applied, false, "a configuration that cannot bind is not applied");
 

@@ -1,5 +1,5 @@
 /**
- * Health checks of the loopback data plane as the API documents them, against members on real sockets: a member that
+ * HAProxy's health checks, as the loopback data plane runs them for the API's settings, against members on real sockets: a member that
  * stops answering leaves after `fall` failed checks and returns after `rise` passed ones, new connections going
  * around it meanwhile; an `http` check against a member answering the wrong status takes it out; a new member
  * starts up.
@@ -14,8 +14,8 @@ import {
   memberState,
   startDataPlaneWorld,
   tcpMember,
-} from "../../support/data_plane_fixtures.ts";
-import { eventually } from "../../support/eventually.ts";
+} from "../support/data_plane_fixtures.ts";
+import { eventually } from "../support/eventually.ts";
 
 /** Every check of member `name` the state shows from now on (`[result, health after it]`), until `until` holds. */
 async function checksUntil(
@@ -55,7 +55,7 @@ Deno.test("a member that stops answering leaves after fall failed checks and ret
   });
   const fresh = await memberState(world, lb.id, "a");
   assert.equal(fresh.health, "up", "a new member starts up");
-  await checksUntil(world, { lbId: lb.id, name: "a" }, (checks) => checks.some(([r]) => r === "passed"), 5_000);
+  await eventually(async () => (await memberState(world, lb.id, "a")).last_check?.result === "passed", 5_000);
 
   a.close();
   const falling = await checksUntil(
@@ -74,7 +74,7 @@ Deno.test("a member that stops answering leaves after fall failed checks and ret
   assert.deepEqual(meanwhile, Array(6).fill("b"), "new connections go to the member that is up");
   const down = await memberState(world, lb.id, "a");
   assert.equal(down.last_check.result, "failed");
-  assert.match(down.last_check.detail, /ECONNREFUSED|refused/i);
+  assert.match(down.last_check.detail, /^L4CON Layer4 connection problem, Connection refused$/);
 
   a = tcpMember("a", hosts[0], port);
   try {
@@ -112,10 +112,12 @@ Deno.test("an http check takes out a member answering the wrong status, and the 
   });
   await eventually(async () => (await memberState(world, lb.id, "sick")).health === "down", 5_000, "sick down");
   const sickState = await memberState(world, lb.id, "sick");
-  assert.equal(sickState.last_check.detail, "http GET /healthz answered 503, expected 200-299");
+  assert.match(sickState.last_check.detail, /^L7STS Layer7 wrong status, code 503\b/, "HAProxy's words");
+  // HAProxy spreads the servers' first checks over the interval: the second one's may come later.
+  await eventually(async () => (await memberState(world, lb.id, "well")).last_check !== null, 3_000, "well checked");
   const wellState = await memberState(world, lb.id, "well");
   assert.equal(wellState.health, "up");
-  assert.equal(wellState.last_check.detail, "http GET /healthz answered 200");
+  assert.match(wellState.last_check.detail, /^L7OK Layer7 check passed, code 200\b/);
   assert.ok(sick.requests.every((r) => r.path === "/healthz"), "the sick member saw only checks");
   assert.ok(well.requests.some((r) => r.path === "/healthz"), "the check asks for its path");
   for (let i = 0; i < 5; i++) {

@@ -1,5 +1,5 @@
 /**
- * The loopback data plane balances real connections over a load balancer's members as the backend asks: weights and
+ * HAProxy, as the loopback data plane runs it, balances real connections over a load balancer's members as the backend asks: weights and
  * `enabled` over many connections, `leastconn` with a connection held, `source` stickiness; and with no member that
  * may take a connection, the connection is closed at once.
  */
@@ -12,8 +12,9 @@ import {
   memberState,
   startDataPlaneWorld,
   tcpMember,
-} from "../../support/data_plane_fixtures.ts";
-import { eventually } from "../../support/eventually.ts";
+  waitApplied,
+} from "../support/data_plane_fixtures.ts";
+import { eventually } from "../support/eventually.ts";
 
 function tally(names: (string | undefined)[]): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -47,7 +48,7 @@ Deno.test("roundrobin follows the weights over 120 connections and a disabled or
   assert.equal(c.accepted + d.accepted, 0, "the disabled and the weight-0 member saw no connection");
   assert.ok(a.peers.every((peer) => peer.startsWith(`${world.networkPrefix}.`)), "connections leave from the network");
 
-  // Enabling c and giving d a weight is one change each; new connections follow at once.
+  // Disabling a and giving d a weight is one change each; new connections follow once HAProxy has reloaded.
   const members = (await world.call("GET", `/v1/load-balancers/${lb.id}`)).body.load_balancer.backends[0].members;
   const byName = Object.fromEntries(members.map((m: { name: string; id: string }) => [m.name, m.id]));
   await world.call("PATCH", `/v1/load-balancers/${lb.id}/backends/${lb.backendId}/members/${byName.a}`, {
@@ -56,6 +57,7 @@ Deno.test("roundrobin follows the weights over 120 connections and a disabled or
   await world.call("PATCH", `/v1/load-balancers/${lb.id}/backends/${lb.backendId}/members/${byName.d}`, {
     weight: 100,
   });
+  await waitApplied(world, lb.id);
   const after: (string | undefined)[] = [];
   for (let i = 0; i < 100; i++) after.push(await firstLine(lb.ipv4, frontendPort));
   assert.deepEqual(tally(after), { b: 50, d: 50 }, "a disabled, d at weight 100 beside b");
