@@ -72,7 +72,7 @@ runs.push(
   }).run(stop.signal),
 );
 const started = performance.now();
-while (nodes.store.list().filter((n) => n.name.startsWith("calls-") && n.providerID).length < 100) {
+while (nodes.watched().store.list().filter((n) => n.name.startsWith("calls-") && n.providerID).length < 100) {
   await new Promise((resolve) => setTimeout(resolve, 200));
 }
 const initSeconds = (performance.now() - started) / 1000;

@@ -15,7 +15,7 @@
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { AnkraCloudClient } from "./cloud/client.ts";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import { KubeClient } from "./kube/client.ts";
 import { Informer } from "./kube/informer.ts";
 import { InsecureKubeconfigError, kubeConnection, type KubeConnectionConfig } from "./kube/kubeconfig.ts";
@@ -254,8 +254,8 @@ export async function runController(config: Config, controllers: ControllerFacto
     await new Promise((resolve) => setTimeout(resolve, 100));
     collectGarbage();
     log.info(1, "caches synced", {
-      nodes: nodes.store.size,
-      services: services.store.size,
+      nodes: nodes.watched().store.size,
+      services: services.watched().store.size,
       seconds: Number(((performance.now() - syncStarted) / 1000).toFixed(2)),
       heapUsedMiB: Number((Deno.memoryUsage().heapUsed / 1048576).toFixed(1)),
       rssMiB: Number((Deno.memoryUsage().rss / 1048576).toFixed(1)),

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { ConfigError } from "./config/config_error.ts";
+import { ConfigError } from "./config_error.ts";
 
 /** The trust store files tried in turn (Debian/Ubuntu/Alpine, Fedora/RHEL, macOS/BSD). */
 export const SYSTEM_CA_FILES: readonly string[] = [

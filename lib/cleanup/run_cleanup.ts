@@ -18,7 +18,7 @@
  */
 import { AnkraCloudClient } from "../cloud/client.ts";
 import type { Edge } from "../cloud/schemas.ts";
-import type { Command } from "../config.ts";
+import type { Command } from "../config/config.ts";
 import { readClusterUid } from "../controllers/cluster_identity.ts";
 import { applyCloudCalls } from "../controllers/cloud_call_executor.ts";
 import { causeChain } from "../error_text.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { parseDuration, parseGoBoolean } from "../go_syntax.ts";
-import { ConfigError } from "./config_error.ts";
+import { ConfigError } from "../config_error.ts";
 
 /** One flag or environment variable: its documentation and how its value is read. */
 export interface OptionSpec<T> {

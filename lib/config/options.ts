@@ -4,7 +4,7 @@
  * `docs/upstream_flags.md` and the reading of values ({@linkcode readOptions}) all come from it. Flags and variables
  * are those of the existing Go controller and its chart, plus this controller's own.
  *
- * To add a setting: add an entry here, a field to `Config` in `lib/config.ts`, and map it in `buildConfig` there.
+ * To add a setting: add an entry here, a field to `Config` in `config.ts`, and map it in `buildConfig` there.
  *
  * @module
  */

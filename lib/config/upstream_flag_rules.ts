@@ -6,7 +6,7 @@
  * @module
  */
 import { parseGoBoolean } from "../go_syntax.ts";
-import { ConfigError } from "./config_error.ts";
+import { ConfigError } from "../config_error.ts";
 import { UPSTREAM_FLAGS, type UpstreamFlag } from "./upstream_flags.ts";
 
 /** What a value of an upstream flag leads to. */

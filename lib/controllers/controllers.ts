@@ -99,7 +99,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
         memberDrainMs: config.memberDrainPeriodMs,
         dryRun,
         metrics,
-        endpoints: new ReadyEndpoints(endpointSlices),
+        endpoints: new ReadyEndpoints(endpointSlices.watched()),
       }).run(signal)));
     if (config.sweepLeakedLoadBalancers) {
       controllers.push(once("load-balancer-sweeper", (uid, signal) =>

@@ -12,7 +12,7 @@
  */
 import type { LoadBalancerCalls } from "../cloud/load_balancers.ts";
 import { isNotFound } from "../cloud/errors.ts";
-import type { SyncedStore } from "../kube/store_reader.ts";
+import type { SyncedStore } from "../kube/store.ts";
 import type { SlimService } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { CLUSTER_LABEL } from "../provider/load_balancer_names.ts";

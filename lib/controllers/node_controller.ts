@@ -15,7 +15,7 @@
 import type { Server } from "../cloud/client.ts";
 import type { EventSink, ObjectReference } from "../kube/events.ts";
 import type { NodeWriter } from "../kube/node_writes.ts";
-import type { WatchedStore } from "../kube/store_reader.ts";
+import type { WatchedStore } from "../kube/store.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import * as log from "../log.ts";
 import { isUninitialized, nodeChangeNeedsPass, planNode, serverNotFound } from "../provider/node_plan.ts";

@@ -10,7 +10,7 @@ import type { AnkraCloudClient } from "../cloud/client.ts";
 import type { ReadyEndpoints } from "../kube/endpoint_slices.ts";
 import type { EventSink } from "../kube/events.ts";
 import type { ServiceWriter } from "../kube/service_writes.ts";
-import type { WatchedStore } from "../kube/store_reader.ts";
+import type { WatchedStore } from "../kube/store.ts";
 import type { SlimNode, SlimService } from "../kube/slim.ts";
 import type { AllowedResources } from "../provider/allowed_resources.ts";
 import type { LoadBalancerDefaults } from "../provider/service_plan.ts";

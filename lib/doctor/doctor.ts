@@ -16,7 +16,7 @@
  * @module
  */
 import { AnkraCloudClient } from "../cloud/client.ts";
-import { type Command, type Config, resolveCommand } from "../config.ts";
+import { type Command, type Config, resolveCommand } from "../config/config.ts";
 import { kubeConnection } from "../kube/kubeconfig.ts";
 import { causeChain } from "../error_text.ts";
 import { KubeClient } from "../kube/client.ts";

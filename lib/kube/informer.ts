@@ -16,105 +16,7 @@ import type { KubeClient } from "./client.ts";
 import { isKubeError } from "./errors.ts";
 import { sameExceptVersion } from "./slim.ts";
 import { DEFAULTS } from "../defaults.ts";
-import type { StoreReader, SyncedStore } from "./store_reader.ts";
-
-/** A change of one object in the store. */
-export type StoreChange<S> =
-  | { type: "added"; key: string; object: S }
-  | { type: "updated"; key: string; object: S; old: S }
-  | { type: "deleted"; key: string; old: S };
-
-/** Objects by key, with secondary indexes. */
-export class Store<S> {
-  readonly #items = new Map<string, S>();
-  readonly #indexers = new Map<string, (object: S) => string[]>();
-  readonly #indexes = new Map<string, Map<string, Set<string>>>();
-
-  /** Adds an index: `valuesOf` gives the index values of an object. */
-  addIndex(name: string, valuesOf: (object: S) => string[]): void {
-    this.#indexers.set(name, valuesOf);
-    const index = new Map<string, Set<string>>();
-    this.#indexes.set(name, index);
-    for (const [key, object] of this.#items) this.#indexAdd(name, key, object);
-  }
-
-  #indexAdd(name: string, key: string, object: S): void {
-    const index = this.#indexes.get(name)!;
-    for (const value of this.#indexers.get(name)!(object)) {
-      let keys = index.get(value);
-      if (!keys) index.set(value, keys = new Set());
-      keys.add(key);
-    }
-  }
-
-  #indexRemove(key: string, object: S): void {
-    for (const [name, valuesOf] of this.#indexers) {
-      const index = this.#indexes.get(name)!;
-      for (const value of valuesOf(object)) {
-        const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
-      }
-    }
-  }
-
-  /** The object with `key`. */
-  get(key: string): S | undefined {
-    return this.#items.get(key);
-  }
-
-  /** Every object. */
-  list(): S[] {
-    return [...this.#items.values()];
-  }
-
-  /** Every key. */
-  keys(): string[] {
-    return [...this.#items.keys()];
-  }
-
-  /** Number of objects. */
-  get size(): number {
-    return this.#items.size;
-  }
-
-  /** Objects whose index `name` has `value`. */
-  byIndex(name: string, value: string): S[] {
-    const keys = this.#indexes.get(name)?.get(value);
-    return keys ? [...keys].map((k) => this.#items.get(k)!).filter(Boolean) : [];
-  }
-
-  /** Puts an object; returns the previous one. */
-  set(key: string, object: S): S | undefined {
-    const old = this.#items.get(key);
-    if (old) this.#indexRemove(key, old);
-    this.#items.set(key, object);
-    for (const name of this.#indexers.keys()) this.#indexAdd(name, key, object);
-    return old;
-  }
-
-  /** A view that reads this store and cannot write it (what controllers are handed). */
-  reader(): StoreReader<S> {
-    const items = this.#items;
-    return Object.freeze({
-      get: (key: string) => items.get(key),
-      list: () => [...items.values()],
-      get size() {
-        return items.size;
-      },
-    });
-  }
-
-  /** Removes an object; returns it. */
-  delete(key: string): S | undefined {
-    const old = this.#items.get(key);
-    if (old) {
-      this.#indexRemove(key, old);
-      this.#items.delete(key);
-    }
-    return old;
-  }
-}
+import { type IndexedSyncedStore, Store, type StoreChange, type StoreIndex } from "./store.ts";
 
 /** Options of {@linkcode Informer}. */
 export interface InformerOptions<R, S extends { resourceVersion: string }> {
@@ -138,8 +40,8 @@ export interface InformerOptions<R, S extends { resourceVersion: string }> {
 
 /** Keeps a slim store in step with the API server. */
 export class Informer<R, S extends { resourceVersion: string }> {
-  /** Written only by this informer; read it once {@linkcode Informer.synced} resolves. */
-  readonly store = new Store<S>();
+  /** Written only by this informer; controllers read it through {@linkcode Informer.watched}. */
+  readonly #store = new Store<S>();
   readonly #options: InformerOptions<R, S>;
   readonly #handlers: ((change: StoreChange<S>) => void)[] = [];
   readonly #synced = Promise.withResolvers<void>();
@@ -173,12 +75,17 @@ export class Informer<R, S extends { resourceVersion: string }> {
     return this.#resourceVersion;
   }
 
+  /** Declares a secondary index of the store (before {@linkcode Informer.run}, as client-go's indexers are). */
+  addIndex(index: StoreIndex<S>): void {
+    this.#store.addIndex(index);
+  }
+
   /** The read-only store, the change notifications and the sync state: what a controller is handed. */
-  watched(): SyncedStore<S> {
+  watched(): IndexedSyncedStore<S> {
     const hasSynced = () => this.hasSynced;
     const synced = () => this.synced;
     return {
-      store: this.store.reader(),
+      store: this.#store.reader(),
       onChange: (handler) => this.onChange(handler),
       get hasSynced() {
         return hasSynced();
@@ -207,11 +114,11 @@ export class Informer<R, S extends { resourceVersion: string }> {
   #apply(type: "ADDED" | "MODIFIED" | "DELETED", object: S): void {
     const key = this.#options.keyOf(object);
     if (type === "DELETED") {
-      const old = this.store.delete(key);
+      const old = this.#store.delete(key);
       if (old) this.#emit({ type: "deleted", key, old });
       return;
     }
-    const old = this.store.set(key, object);
+    const old = this.#store.set(key, object);
     if (!old) this.#emit({ type: "added", key, object });
     else if (!sameExceptVersion(old, object)) this.#emit({ type: "updated", key, object, old });
   }
@@ -229,9 +136,9 @@ export class Informer<R, S extends { resourceVersion: string }> {
       },
     );
     this.lists++;
-    for (const key of this.store.keys()) {
+    for (const key of this.#store.keys()) {
       if (!seen.has(key)) {
-        const old = this.store.delete(key)!;
+        const old = this.#store.delete(key)!;
         this.#emit({ type: "deleted", key, old });
       }
     }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { helm } from "../support/helm.ts";
-import { resolveCommand } from "../../lib/config.ts";
+import { resolveCommand } from "../../lib/config/config.ts";
 import { TEST_TOKEN } from "../support/simulator.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;

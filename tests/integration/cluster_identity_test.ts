@@ -64,7 +64,7 @@ function startSweeper(env: RunningServiceController, clusterName: string) {
     stopper = new AbortController();
     running = new LoadBalancerSweeper({
       cloud: env.cloud.client,
-      services: env.services,
+      services: env.services.watched(),
       clusterName,
       clusterUid: env.clusterUid,
       periodMs: PERIOD_MS,

@@ -45,7 +45,7 @@ function startSweeper(env: Pick<RunningServiceController, "cloud" | "services" |
   const metrics = new MetricsRegistry();
   const sweeper = new LoadBalancerSweeper({
     cloud: env.cloud.client,
-    services: env.services,
+    services: env.services.watched(),
     clusterName: "test",
     clusterUid: env.clusterUid,
     periodMs: SWEEP_PERIOD_MS,
@@ -84,7 +84,7 @@ Deno.test("a Service deleted without its finalizer loses its load balancer at th
     });
     await deleteService(name);
     await eventually(async () => !(await serviceExists(name)), 10_000, "Service gone");
-    await eventually(() => env.services.store.get(`${NS}/${name}`) === undefined, 10_000, "store without it");
+    await eventually(() => env.services.watched().store.get(`${NS}/${name}`) === undefined, 10_000, "store without it");
     const deletedAt = performance.now();
     env.startController();
     await using sweeper = startSweeper(env);

@@ -7,12 +7,11 @@
  * @module
  */
 import type { EventSink, EventType, ObjectReference } from "../../lib/kube/events.ts";
-import type { StoreChange } from "../../lib/kube/informer.ts";
+import type { StoreChange, SyncedStore } from "../../lib/kube/store.ts";
 import type { NodeWriter } from "../../lib/kube/node_writes.ts";
 import { objectKey } from "../../lib/kube/object_key.ts";
 import type { ServiceName, ServiceWriter } from "../../lib/kube/service_writes.ts";
 import type { NodeAddress, SlimCondition, SlimNode, SlimService, Taint } from "../../lib/kube/slim.ts";
-import type { SyncedStore } from "../../lib/kube/store_reader.ts";
 
 /** A store a test fills by hand; each change reaches the handlers as an informer's would. */
 export class FakeStore<S extends { resourceVersion: string }> implements SyncedStore<S> {

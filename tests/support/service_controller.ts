@@ -93,7 +93,7 @@ export async function startServiceController(
   const nodes = nodeInformer(controllerKube);
   const services = serviceInformer(controllerKube);
   const endpointSlices = endpointSliceInformer(controllerKube);
-  const endpoints = new ReadyEndpoints(endpointSlices);
+  const endpoints = new ReadyEndpoints(endpointSlices.watched());
   const informers = [
     nodes.run(informerStop.signal),
     services.run(informerStop.signal),

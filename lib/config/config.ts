@@ -2,28 +2,28 @@
  * The configuration of the controller: command-line flags and environment variables turned into one validated
  * {@linkcode Config}, and the decision what the process does ({@linkcode resolveCommand}).
  *
- * The parts live in `lib/config/`: the option table (`options.ts`) and `--help` rendered from it (`help_text.ts`),
+ * The parts live beside it in `lib/config/`: the option table (`options.ts`) and `--help` rendered from it (`help_text.ts`),
  * how each value is read (`option_readers.ts`), the command line (`command_line.ts`), the upstream
  * cloud-controller-manager flags accepted for compatibility (`upstream_flags.ts`, `upstream_flag_rules.ts`) and the
  * Ankra Cloud connection settings (`cloud_settings.ts`). This module assembles them and checks the rules that involve
  * several settings.
  *
- * Every problem is reported as a `ConfigError` (`config_error.ts`): one line naming the flag or variable and saying
+ * Every problem is reported as a `ConfigError` (`lib/config_error.ts`, a leaf every layer may throw): one line naming the flag or variable and saying
  * what to do. The Ankra Cloud token is never put in a message.
  *
  * @module
  */
-import { readAllowedResources, readApiUrl, readCaBundle, type ReadFile, readToken } from "./config/cloud_settings.ts";
-import { type GivenFlags, readArgs } from "./config/command_line.ts";
-import { ConfigError } from "./config/config_error.ts";
-import { helpText } from "./config/help_text.ts";
-import { readOptions } from "./config/options.ts";
-import { upstreamFlagWarnings } from "./config/upstream_flag_rules.ts";
-import { parseGoBoolean } from "./go_syntax.ts";
-import type { HighAvailabilityMode } from "./provider/service_plan.ts";
-import type { AllowedResources } from "./provider/allowed_resources.ts";
-import { encryptedOrLoopback } from "./tls.ts";
-import { PROGRAM, VERSION } from "./version.ts";
+import { readAllowedResources, readApiUrl, readCaBundle, type ReadFile, readToken } from "./cloud_settings.ts";
+import { type GivenFlags, readArgs } from "./command_line.ts";
+import { ConfigError } from "../config_error.ts";
+import { helpText } from "./help_text.ts";
+import { readOptions } from "./options.ts";
+import { upstreamFlagWarnings } from "./upstream_flag_rules.ts";
+import { parseGoBoolean } from "../go_syntax.ts";
+import type { HighAvailabilityMode } from "../provider/service_plan.ts";
+import type { AllowedResources } from "../provider/allowed_resources.ts";
+import { encryptedOrLoopback } from "../tls.ts";
+import { PROGRAM, VERSION } from "../version.ts";
 
 export type { HighAvailabilityMode };
 
