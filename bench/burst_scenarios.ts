@@ -5,7 +5,7 @@
  * @module
  */
 import { startSimulator } from "../simulator/server.ts";
-import { SERVICE_LABEL } from "../lib/provider/load_balancer_names.ts";
+import { SERVICE_LABEL } from "../lib/provider/service/load_balancer_names.ts";
 import {
   BASE_NODES,
   KUBE_CONCURRENCY,

@@ -28,9 +28,9 @@ import { objectKey } from "../kube/object_key.ts";
 import { serviceWriter } from "../kube/service_writes.ts";
 import { EDGE_IN_USE_ANNOTATION, type SlimService, slimService } from "../kube/slim.ts";
 import { configureLogging, redact } from "../log.ts";
-import { type CleanupPlan, clusterUidByName, planCleanup } from "../provider/cluster_cleanup.ts";
-import { CLUSTER_LABEL, edgeMemberPrefix } from "../provider/load_balancer_names.ts";
-import { FINALIZER } from "../provider/service_plan.ts";
+import { type CleanupPlan, clusterUidByName, planCleanup } from "../provider/service/cluster_cleanup.ts";
+import { CLUSTER_LABEL, edgeMemberPrefix } from "../provider/service/load_balancer_names.ts";
+import { FINALIZER } from "../provider/service/service_plan.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 
 /** The cleanup command as `resolveCommand` reads it. */

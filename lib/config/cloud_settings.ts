@@ -8,7 +8,7 @@
  */
 import { registerSecret } from "../log.ts";
 import { encryptedOrLoopback } from "../tls.ts";
-import type { AllowedResources } from "../provider/allowed_resources.ts";
+import type { AllowedResources } from "../provider/service/allowed_resources.ts";
 import { ConfigError } from "../config_error.ts";
 import type { OptionValues } from "./options.ts";
 

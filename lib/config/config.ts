@@ -20,8 +20,8 @@ import { helpText } from "./help_text.ts";
 import { readOptions } from "./options.ts";
 import { upstreamFlagWarnings } from "./upstream_flag_rules.ts";
 import { parseGoBoolean } from "../go_syntax.ts";
-import type { HighAvailabilityMode } from "../provider/service_plan.ts";
-import type { AllowedResources } from "../provider/allowed_resources.ts";
+import type { HighAvailabilityMode } from "../provider/service/service_plan.ts";
+import type { AllowedResources } from "../provider/service/allowed_resources.ts";
 import { encryptedOrLoopback } from "../tls.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 

@@ -8,8 +8,8 @@
  */
 import type { AnkraCloudClient, Backend, LoadBalancer } from "../cloud/client.ts";
 import { CloudApiError, isNotFound } from "../cloud/errors.ts";
-import type { BackendRef, CloudCall, LoadBalancerRef } from "../provider/cloud_calls.ts";
-import { describeCall } from "../provider/cloud_calls.ts";
+import type { BackendRef, CloudCall, LoadBalancerRef } from "../provider/service/cloud_calls.ts";
+import { describeCall } from "../provider/service/cloud_calls.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
 
 /** What the calls left behind. */

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { CLUSTER_LABEL, CLUSTER_UID_LABEL } from "../provider/load_balancer_names.ts";
+import { CLUSTER_LABEL, CLUSTER_UID_LABEL } from "../provider/service/load_balancer_names.ts";
 import { type Fetched, OPERATE_PROBE, type ProbeOutcome, type Reachability, type ReadFailure } from "./facts.ts";
 import { type CheckName, fail, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
 

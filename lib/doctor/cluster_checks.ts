@@ -24,7 +24,7 @@
  */
 import type { SlimNode } from "../kube/slim.ts";
 import { parseGoBoolean } from "../go_syntax.ts";
-import { UNINITIALIZED_TAINT } from "../provider/node_plan.ts";
+import { UNINITIALIZED_TAINT } from "../provider/node/node_plan.ts";
 import { k3sArgs, k3sServersRunningServiceLb } from "../provider/k3s.ts";
 import {
   type AccessAnswer,

@@ -27,7 +27,7 @@ import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
 import type { CreateLoadBalancerInput } from "../cloud/load_balancers.ts";
 import type { Config } from "../config/config.ts";
 import type { SlimNode } from "../kube/slim.ts";
-import type { HighAvailabilityMode } from "../provider/service_plan.ts";
+import type { HighAvailabilityMode } from "../provider/service/service_plan.ts";
 import { objectKey } from "../kube/object_key.ts";
 
 /** What the checks need from the configuration. */

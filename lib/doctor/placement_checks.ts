@@ -19,15 +19,15 @@
  */
 import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
 import type { SlimNode } from "../kube/slim.ts";
-import { chooseHighAvailability } from "../provider/load_balancer_plan.ts";
+import { chooseHighAvailability } from "../provider/service/load_balancer_plan.ts";
 import {
   type NetworkPlacement,
   type NodeOnServer,
   placeOnNetwork,
   serverNetworks,
-} from "../provider/load_balancer_network.ts";
+} from "../provider/service/load_balancer_network.ts";
 import { matchServer, serverLookup, type ServerMatch } from "../provider/server_match.ts";
-import { eligibleNodes, type HighAvailabilityMode } from "../provider/service_plan.ts";
+import { eligibleNodes, type HighAvailabilityMode } from "../provider/service/service_plan.ts";
 import type { Fetched } from "./facts.ts";
 import {
   type CheckName,

@@ -17,7 +17,7 @@ export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
 export const EDGE_IN_USE_ANNOTATION = "ccm.ankra.cloud/edge";
 /** Annotation in which the controller records the shared load balancer holding a Service's listeners (`<key>`). */
 export const SHARE_IN_USE_ANNOTATION = "ccm.ankra.cloud/share";
-/** The Service status condition this controller writes (`lib/provider/ready_condition.ts`); the store keeps only it. */
+/** The Service status condition this controller writes (`lib/provider/service/ready_condition.ts`); the store keeps only it. */
 export const READY_CONDITION_TYPE = "load-balancer.ankra.cloud/Ready";
 
 /** This controller's condition in a Service's `status.conditions`, as the store keeps it. */

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { isNotFound } from "../../lib/cloud/errors.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/load_balancer_names.ts";
+import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventually } from "../support/eventually.ts";
 import { startServiceController } from "../support/service_controller.ts";

@@ -5,8 +5,12 @@
  * changed or deleted.
  */
 import assert from "node:assert/strict";
-import { LoadBalancerSweeper } from "../../lib/controllers/load_balancer_sweeper.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels, loadBalancerName } from "../../lib/provider/load_balancer_names.ts";
+import { LoadBalancerSweeper } from "../../lib/controllers/service/load_balancer_sweeper.ts";
+import {
+  CLUSTER_UID_LABEL,
+  loadBalancerLabels,
+  loadBalancerName,
+} from "../../lib/provider/service/load_balancer_names.ts";
 import { type SharedControlPlane, startControlPlane, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventually } from "../support/eventually.ts";
 import { kubeOk, kubeRequest } from "../support/kube_http.ts";

@@ -1,7 +1,7 @@
 /**
  * Leaked load balancers end to end: the real kube-apiserver, the Ankra Cloud simulator, the service controller and
  * the sweeper in-process (short periods), and the controller binary for the flag and the dry run. The sweeper's
- * behaviour through an Ankra Cloud outage is tested over fakes (tests/unit/controllers/load_balancer_sweeper_test.ts).
+ * behaviour through an Ankra Cloud outage is tested over fakes (tests/unit/controllers/service/load_balancer_sweeper_test.ts).
  */
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
@@ -21,8 +21,8 @@ import {
 } from "../support/service_fixtures.ts";
 import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
 import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/simulator.ts";
-import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/load_balancer_sweeper.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/load_balancer_names.ts";
+import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/service/load_balancer_sweeper.ts";
+import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 
 const SWEEP_PERIOD_MS = 1_500;

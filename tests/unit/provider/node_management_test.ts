@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import type { Server } from "../../../lib/cloud/schemas.ts";
 import type { SlimNode } from "../../../lib/kube/slim.ts";
-import { lifecycleAction } from "../../../lib/provider/node_lifecycle.ts";
+import { lifecycleAction } from "../../../lib/provider/node/node_lifecycle.ts";
 import { isUnmanagedNode } from "../../../lib/provider/node_management.ts";
-import { SHUTDOWN_TAINT } from "../../../lib/provider/node_plan.ts";
-import { nodeChangeMatters } from "../../../lib/provider/service_changes.ts";
-import { eligibleNodes } from "../../../lib/provider/service_plan.ts";
+import { SHUTDOWN_TAINT } from "../../../lib/provider/node/node_plan.ts";
+import { nodeChangeMatters } from "../../../lib/provider/service/service_changes.ts";
+import { eligibleNodes } from "../../../lib/provider/service/service_plan.ts";
 
 const NODE: SlimNode = {
   name: "onprem-1",

@@ -1,0 +1,141 @@
+/**
+ * The end of a Service's load balancer: retiring its dedicated load balancer (when the Service is deleted, stops
+ * being served, or moves onto an edge) — one `DeletingLoadBalancer` and one delete, then the real load balancer is
+ * read again until it is gone — and, once nothing is left, the finalizer and status removed and `DeletedLoadBalancer`.
+ * Only this cluster's load balancer is deleted (its UID label, or none from an older maker); one of another cluster
+ * with the same name is left alone. A Service with `load-balancer.ankra.cloud/preserve-on-delete` has its load balancer
+ * released instead ({@linkcode planRelease}: its listeners removed, renamed, labelled `ccm.ankra.cloud/released`) and
+ * gets a `PreservedLoadBalancer` event naming it and its addresses.
+ *
+ * @module
+ */
+import { objectKey } from "../../kube/object_key.ts";
+import type { ServiceWriter } from "../../kube/service_writes.ts";
+import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../../kube/slim.ts";
+import * as log from "../../log.ts";
+import { preservesOnDelete } from "../../provider/service/annotations.ts";
+import { loadBalancerLabels, loadBalancerName, RELEASED_LABEL } from "../../provider/service/load_balancer_names.ts";
+import { planRelease, releasedLabelValue } from "../../provider/service/load_balancer_release.ts";
+import { loadBalancerIngress } from "../../provider/service/service_ingress.ts";
+import { FINALIZER } from "../../provider/service/service_plan.ts";
+import type { ReconcileResult } from "../../runtime/work_queue.ts";
+import type { CloudCallSender } from "../cloud_call_executor.ts";
+import type { EdgeMembership } from "./edge_membership.ts";
+import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
+import type { ProvisioningTracker } from "./provisioning_tracker.ts";
+import type { ServiceReporter } from "./service_reporter.ts";
+
+/** The dedicated load balancer of a Service: its key, labels and name. */
+export interface DedicatedLoadBalancer {
+  /** `<namespace>/<name>` of the Service. */
+  key: string;
+  /** The cluster and Service labels (and the UID one when known) the load balancer is looked up by. */
+  labels: Record<string, string>;
+  /** `k8s-<cluster>-<namespace>-<name>` (at most 64 bytes): how one that lost its labels is still found. */
+  name: string;
+}
+
+/** What the cleanup uses. */
+export interface ServiceCleanupOptions {
+  /** Where each Service's load balancer is. */
+  directory: LoadBalancerDirectory;
+  /** Stops waiting for a load balancer that goes. */
+  tracker: Pick<ProvisioningTracker, "untrack">;
+  /** The Service's events. */
+  reporter: ServiceReporter;
+  /** Sends (or, in a dry run, describes) the calls. */
+  send: CloudCallSender;
+  /** Where the Service's writes go. */
+  writes: ServiceWriter;
+  /** `--cluster-name`. */
+  clusterName: string;
+  /** UID of the `kube-system` namespace: a released load balancer keeps it. */
+  clusterUid: string;
+  /** Removes the Service's members from an edge it used. */
+  edges: Pick<EdgeMembership, "leave">;
+  /** Look again after this long while the load balancer is being deleted. */
+  deletePollMs: number;
+}
+
+/** What a cleanup pass left: when to look again, and whether everything of the Service's load balancer is gone. */
+export interface CleanupOutcome {
+  /** The next look (none once gone). */
+  result: ReconcileResult;
+  /** True once the load balancer is gone and the finalizer removed: what is kept about the Service can go. */
+  gone: boolean;
+}
+
+/** The cleanup steps. */
+export class ServiceCleanup {
+  readonly #o: ServiceCleanupOptions;
+
+  /** Keeps only `options`; the lookup, edge and share steps retire load balancers through this one instance. */
+  constructor(options: ServiceCleanupOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Retires the Service's dedicated load balancer — deleted, or released when the Service asks to preserve it; true
+   * while one exists (being deleted).
+   */
+  async retireDedicated(service: SlimService, wanted: DedicatedLoadBalancer): Promise<boolean> {
+    const o = this.#o;
+    const found = await o.directory.find(wanted.key, {
+      labels: wanted.labels,
+      name: wanted.name,
+      mayExist: service.finalizers.includes(FINALIZER),
+    });
+    // Never another cluster's, never an unlabelled one; a legacy one (no UID label) is this cluster's by the old rule.
+    if (!found || found.foreign || (found.unlabelled && !found.legacy)) return false;
+    o.tracker.untrack(wanted.key);
+    if (found.lb.state !== "deleting" && preservesOnDelete(service.annotations)) {
+      await o.send(wanted.key, planRelease(found.lb, service, o.clusterUid));
+      o.directory.forget(wanted.key);
+      const addresses = loadBalancerIngress(found.lb).map((i) => i.ip).join(", ") || "none yet";
+      o.reporter.provider(
+        service,
+        "Normal",
+        "PreservedLoadBalancer",
+        `Kept load balancer ${found.lb.id} (addresses ${addresses}) as load-balancer.ankra.cloud/preserve-on-delete ` +
+          `asks: its listeners are removed and it is labelled ${RELEASED_LABEL}=${releasedLabelValue(service)}; a ` +
+          `Service with load-balancer.ankra.cloud/load-balancer-id: ${found.lb.id} takes it back, or delete it in ` +
+          "the Ankra Cloud console",
+      );
+      if (!o.writes.dryRun) log.info(0, "released load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+      return false;
+    }
+    if (found.lb.state !== "deleting") {
+      o.reporter.service(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      await o.send(wanted.key, [{ operation: "delete_load_balancer", loadBalancer: { id: found.lb.id } }]);
+      if (!o.writes.dryRun) log.info(1, "deleting load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+    }
+    o.directory.invalidate(wanted.key);
+    return true;
+  }
+
+  /** One pass over a Service whose load balancer must go. */
+  async cleanup(service: SlimService): Promise<CleanupOutcome> {
+    const o = this.#o;
+    const key = objectKey(service);
+    try {
+      const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
+      if (recordedEdge) await o.edges.leave(service, recordedEdge);
+      const retiring = await this.retireDedicated(service, {
+        key,
+        labels: loadBalancerLabels(o.clusterName, service.namespace, service.name),
+        name: loadBalancerName(o.clusterName, service.namespace, service.name),
+      });
+      if (retiring) {
+        return { result: o.writes.dryRun ? undefined : { requeueAfterMs: o.deletePollMs }, gone: false };
+      }
+      await o.writes.setFinalizer(service, FINALIZER, false);
+      if (!service.deletionTimestamp && service.ingress.length > 0) await o.writes.writeIngress(service, null);
+    } catch (cause) {
+      throw o.reporter.failed(service, "delete", cause);
+    }
+    o.directory.forget(key);
+    o.reporter.forget(service);
+    o.reporter.service(service, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+    return { result: undefined, gone: true };
+  }
+}
