@@ -72,6 +72,15 @@ export class CloudApiError extends Error {
     this.retryAfterMs = details.retryAfterMs;
   }
 
+  /**
+   * True when the API cannot say whether the request took effect — its idempotency key is still in progress, was used
+   * for another request, or its outcome or stored answer is unknown (a problem `reason` starting `idempotency_key_`):
+   * a create may have happened, so look the resource up before creating it again.
+   */
+  get outcomeUnknown(): boolean {
+    return this.reason?.startsWith("idempotency_key_") === true;
+  }
+
   /** True for errors worth retrying later (outages, rate limits, timeouts); false for answers that will not change. */
   get transient(): boolean {
     return ["rate_limited", "server_error", "unavailable", "timeout", "network"].includes(this.kind) ||

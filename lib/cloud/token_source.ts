@@ -94,7 +94,7 @@ export interface TokenFileOptions {
  */
 export class TokenFile implements TokenSource {
   readonly #path: string;
-  readonly #options: TokenFileOptions;
+  readonly #options: TokenFileOptions & Required<Pick<TokenFileOptions, "settleMs">>;
   readonly #listeners: (() => void)[] = [];
   readonly #readFile: (path: string) => Promise<string>;
   #current: string;
@@ -109,10 +109,11 @@ export class TokenFile implements TokenSource {
   constructor(path: string, initial: string, options: TokenFileOptions = {}) {
     this.#path = path;
     this.#current = initial;
-    this.#options = options;
+    const { settleMs = DEFAULTS.tokenFileSettleMs, pollIntervalMs = DEFAULTS.tokenFilePollMs } = options;
+    this.#options = { ...options, settleMs };
     this.#readFile = options.readFile ?? Deno.readTextFile;
     registerSecret(initial);
-    const period = options.pollIntervalMs ?? DEFAULTS.tokenFilePollMs;
+    const period = pollIntervalMs;
     if (period > 0) {
       const timer = setInterval(() => void this.refresh(), period);
       Deno.unrefTimer(timer);
@@ -197,7 +198,7 @@ export class TokenFile implements TokenSource {
       try {
         for await (const _event of this.#watcher!) {
           clearTimeout(this.#settle);
-          this.#settle = setTimeout(() => void this.refresh(), this.#options.settleMs ?? DEFAULTS.tokenFileSettleMs);
+          this.#settle = setTimeout(() => void this.refresh(), this.#options.settleMs);
         }
       } catch { /* closed */ }
     })();

@@ -124,7 +124,7 @@ export interface CredentialProblem {
 
 /** Sends requests to the Ankra Cloud API. */
 export class CloudTransport {
-  readonly #options: TransportOptions;
+  readonly #options: TransportOptions & Required<Pick<TransportOptions, "timeoutMs">>;
   readonly #retry: RetryPolicy;
   readonly #client: Deno.HttpClient;
   readonly #tokens: TokenSource;
@@ -143,7 +143,8 @@ export class CloudTransport {
 
   /** Creates the transport and its TLS client. */
   constructor(options: TransportOptions) {
-    this.#options = options;
+    const { timeoutMs = DEFAULTS.cloudRequestTimeoutMs } = options;
+    this.#options = { ...options, timeoutMs };
     registerSecret(options.token);
     this.#tokens = options.tokens ??
       (options.tokenFile ? new TokenFile(options.tokenFile, options.token) : fixedToken(options.token));
@@ -292,7 +293,7 @@ export class CloudTransport {
     };
     if (spec.body !== undefined) headers["content-type"] = "application/json";
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
-    const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? DEFAULTS.cloudRequestTimeoutMs);
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
     const started = performance.now();
     let response: Response | undefined;

@@ -40,13 +40,16 @@ export interface ClusterUidOptions {
 /** The UID of one term: read on first use, retried until it is known, then kept for the term. */
 export class ClusterUid {
   readonly #kube: Pick<KubeClient, "get">;
-  readonly #options: ClusterUidOptions;
+  readonly #retryBaseMs: number;
+  readonly #maxDelayMs: number;
   #uid?: Promise<string>;
 
   /** Creates the source; nothing is read before {@linkcode ClusterUid.get}. */
   constructor(kube: Pick<KubeClient, "get">, options: ClusterUidOptions = {}) {
     this.#kube = kube;
-    this.#options = options;
+    const { retryBaseMs = DEFAULTS.clusterUidRetryBaseMs, maxDelayMs = DEFAULTS.clusterUidRetryMaxMs } = options;
+    this.#retryBaseMs = retryBaseMs;
+    this.#maxDelayMs = maxDelayMs;
   }
 
   /** The UID; rejects only when `signal` aborts. */
@@ -56,7 +59,7 @@ export class ClusterUid {
   }
 
   async #read(signal: AbortSignal): Promise<string> {
-    let delay = this.#options.retryBaseMs ?? DEFAULTS.clusterUidRetryBaseMs;
+    let delay = this.#retryBaseMs;
     let warned = false;
     for (;;) {
       try {
@@ -77,7 +80,7 @@ export class ClusterUid {
           warned = true;
         }
         await abortableSleep(delay, signal);
-        delay = Math.min(delay * 2, this.#options.maxDelayMs ?? DEFAULTS.clusterUidRetryMaxMs);
+        delay = Math.min(delay * 2, this.#maxDelayMs);
       }
     }
   }

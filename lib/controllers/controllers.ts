@@ -78,6 +78,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
     controllers.push(once("service", (uid, signal) =>
       new ServiceController({
         writes: serviceWriter(target),
+        serverVersion: () => kube.serverVersion(),
         cloud,
         services: services.watched(),
         nodes: nodes.watched(),

@@ -217,6 +217,11 @@ export class KubeClient {
     }
   }
 
+  /** The API server's `gitVersion` (`GET /version`), undefined when it cannot be read. */
+  serverVersion(): Promise<string | undefined> {
+    return this.get<{ gitVersion?: string }>("/version").then((version) => version.gitVersion, () => undefined);
+  }
+
   /** GET one object (through `limiter` when given, else the client's bucket). */
   get<T>(path: string, signal?: AbortSignal, limiter?: RequestLimiter): Promise<T> {
     return this.request<T>("GET", path, { signal, limiter });

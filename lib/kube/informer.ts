@@ -42,7 +42,7 @@ export interface InformerOptions<R, S extends { resourceVersion: string }> {
 export class Informer<R, S extends { resourceVersion: string }> {
   /** Written only by this informer; controllers read it through {@linkcode Informer.watched}. */
   readonly #store = new Store<S>();
-  readonly #options: InformerOptions<R, S>;
+  readonly #options: InformerOptions<R, S> & Required<Pick<InformerOptions<R, S>, "pageSize" | "watchTimeoutSeconds">>;
   readonly #handlers: ((change: StoreChange<S>) => void)[] = [];
   readonly #synced = Promise.withResolvers<void>();
   #hasSynced = false;
@@ -53,7 +53,9 @@ export class Informer<R, S extends { resourceVersion: string }> {
 
   /** Creates the informer; call {@linkcode Informer.run} to start it. */
   constructor(options: InformerOptions<R, S>) {
-    this.#options = options;
+    const { pageSize = DEFAULTS.informerPageItems, watchTimeoutSeconds = DEFAULTS.informerWatchTimeoutSeconds } =
+      options;
+    this.#options = { ...options, pageSize, watchTimeoutSeconds };
     this.#restarts = options.metrics?.counter(
       "kubernetes_watch_restarts_total",
       "Watch streams restarted, by resource and cause (ended, gone, error).",
@@ -128,7 +130,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
     // Each item is slimmed as it is decoded: the raw page is never held.
     const resourceVersion = await this.#options.client.listEach(
       this.#options.path,
-      { limit: this.#options.pageSize ?? DEFAULTS.informerPageItems, signal },
+      { limit: this.#options.pageSize, signal },
       (raw) => {
         const object = this.#options.slim(raw as R);
         seen.add(this.#options.keyOf(object));
@@ -154,7 +156,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
     const { name, client, path } = this.#options;
     let needList = true;
     let failures = 0;
-    const [minTimeout, maxTimeout] = this.#options.watchTimeoutSeconds ?? [300, 600];
+    const [minTimeout, maxTimeout] = this.#options.watchTimeoutSeconds;
     while (!signal.aborted) {
       try {
         if (needList) {

@@ -178,8 +178,6 @@ export interface ServiceWriter {
   recordEdge(service: ServiceName, edgeId: string | null): Promise<void>;
   /** Records (or, with null, forgets) the share key of the load balancer holding the Service's listeners. */
   recordShare(service: ServiceName, shareKey: string | null): Promise<void>;
-  /** The API server's `gitVersion` (whether it keeps an ingress `ipMode`), undefined when it cannot be read. */
-  serverVersion(): Promise<string | undefined>;
 }
 
 /** The {@linkcode ServiceWriter} over `target` (the API server, or in a dry run the report). */
@@ -191,7 +189,5 @@ export function serviceWriter(target: KubeWriteTarget): ServiceWriter {
     writeCondition: (service, condition) => writeServiceCondition(target, service, condition),
     recordEdge: (service, edgeId) => recordServiceEdge(target, service, edgeId),
     recordShare: (service, shareKey) => recordServiceShare(target, service, shareKey),
-    serverVersion: () =>
-      target.kube.get<{ gitVersion?: string }>("/version").then((version) => version.gitVersion, () => undefined),
   };
 }

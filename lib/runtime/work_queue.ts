@@ -59,12 +59,8 @@ export class WorkQueue {
 
   /** Keys may be added at once; no worker takes one before {@linkcode WorkQueue.start}. */
   constructor(options: WorkQueueOptions) {
-    this.#options = {
-      name: options.name,
-      concurrency: options.concurrency ?? 1,
-      baseDelayMs: options.baseDelayMs ?? DEFAULTS.retryBaseMs,
-      maxDelayMs: options.maxDelayMs ?? DEFAULTS.retryMaxMs,
-    };
+    const { name, concurrency = 1, baseDelayMs = DEFAULTS.retryBaseMs, maxDelayMs = DEFAULTS.retryMaxMs } = options;
+    this.#options = { name, concurrency, baseDelayMs, maxDelayMs };
     const m = options.metrics;
     if (m) {
       const buckets = [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60, 300];

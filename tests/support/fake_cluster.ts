@@ -119,8 +119,6 @@ export class FakeServiceWriter implements ServiceWriter {
   readonly writes: RecordedWrite[] = [];
   readonly dryRun = false;
   readonly #services: FakeStore<SlimService>;
-  /** What `serverVersion` answers. */
-  version: string | undefined = "v1.35.4";
 
   /** A writer over `services`. */
   constructor(services: FakeStore<SlimService>) {
@@ -173,10 +171,6 @@ export class FakeServiceWriter implements ServiceWriter {
       else delete s.annotations["ccm.ankra.cloud/share"];
     });
     return Promise.resolve();
-  }
-
-  serverVersion(): Promise<string | undefined> {
-    return Promise.resolve(this.version);
   }
 }
 

@@ -73,6 +73,7 @@ export async function startFakeServiceController(
   const providerEvents = new RecordingEvents();
   const controller = new ServiceController({
     writes,
+    serverVersion: () => Promise.resolve("v1.35.4"),
     cloud: cloud.client,
     services,
     nodes,

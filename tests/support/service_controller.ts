@@ -107,6 +107,7 @@ export async function startServiceController(
     controllerStop = new AbortController();
     running = new ServiceController({
       writes: serviceWriter({ kube: controllerKube }),
+      serverVersion: () => controllerKube.serverVersion(),
       cloud: cloud.client,
       services: services.watched(),
       nodes: nodes.watched(),

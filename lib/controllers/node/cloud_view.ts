@@ -43,7 +43,7 @@ interface Known {
 /** The shared view. */
 export class CloudView {
   readonly #cloud: AnkraCloudClient;
-  readonly #options: Required<CloudViewOptions>;
+  readonly #timing: Required<CloudViewOptions>;
   #servers = new Map<string, Known>();
   #byHostname = new Map<string, string[]>();
   /** Ids missing from the last complete list, and when that list was taken. */
@@ -67,11 +67,12 @@ export class CloudView {
   /** Creates the view; call {@linkcode CloudView.run} to keep it fresh. */
   constructor(cloud: AnkraCloudClient, options: CloudViewOptions = {}) {
     this.#cloud = cloud;
-    this.#options = {
-      refreshPeriodMs: options.refreshPeriodMs ?? DEFAULTS.serverListPeriodMs,
-      minRefreshIntervalMs: options.minRefreshIntervalMs ?? DEFAULTS.serverListMinIntervalMs,
-      confirmAfterMs: options.confirmAfterMs ?? DEFAULTS.serverGoneConfirmMs,
-    };
+    const {
+      refreshPeriodMs = DEFAULTS.serverListPeriodMs,
+      minRefreshIntervalMs = DEFAULTS.serverListMinIntervalMs,
+      confirmAfterMs = DEFAULTS.serverGoneConfirmMs,
+    } = options;
+    this.#timing = { refreshPeriodMs, minRefreshIntervalMs, confirmAfterMs };
   }
 
   /** True after the first complete list. */
@@ -110,7 +111,7 @@ export class CloudView {
   /** Lists servers now unless a list ran within the minimum interval; true when a complete list succeeded. */
   refresh(options: { force?: boolean } = {}): Promise<boolean> {
     if (this.#listing) return this.#listing;
-    if (!options.force && performance.now() - this.#lastList < this.#options.minRefreshIntervalMs) {
+    if (!options.force && performance.now() - this.#lastList < this.#timing.minRefreshIntervalMs) {
       return Promise.resolve(false);
     }
     this.#listing = this.#list().finally(() => this.#listing = undefined);
@@ -163,12 +164,12 @@ export class CloudView {
     }
     // Missing from an earlier complete list and still missing from this one, some time later: gone.
     for (const [id, since] of provesAbsence ? this.#missing : []) {
-      if (!next.has(id) && started - since >= this.#options.confirmAfterMs) this.#gone.add(id);
+      if (!next.has(id) && started - since >= this.#timing.confirmAfterMs) this.#gone.add(id);
     }
     this.#servers = next;
     this.#byHostname = byHostname;
     this.#synced = true;
-    if (confirmSoon) this.#confirmAt = started + this.#options.confirmAfterMs;
+    if (confirmSoon) this.#confirmAt = started + this.#timing.confirmAfterMs;
     for (const listener of this.#listeners) listener();
     return true;
   }
@@ -180,7 +181,7 @@ export class CloudView {
   async checkUnknown(id: string): Promise<boolean> {
     if (this.#servers.has(id) || this.#gone.has(id)) return false;
     const checked = this.#checkedUnknown.get(id);
-    if (checked !== undefined && performance.now() - checked < this.#options.refreshPeriodMs) return false;
+    if (checked !== undefined && performance.now() - checked < this.#timing.refreshPeriodMs) return false;
     this.#checkedUnknown.set(id, performance.now());
     try {
       const server = await this.#cloud.getServer(id);
@@ -301,8 +302,8 @@ export class CloudView {
       await this.refresh({ force: true });
       const now = performance.now();
       const next = this.#confirmAt > now
-        ? Math.min(this.#confirmAt - now + 50, this.#options.refreshPeriodMs)
-        : this.#options.refreshPeriodMs;
+        ? Math.min(this.#confirmAt - now + 50, this.#timing.refreshPeriodMs)
+        : this.#timing.refreshPeriodMs;
       this.#confirmAt = 0;
       await abortableSleep(next, signal).catch(() => {});
     }

@@ -62,6 +62,15 @@ export interface NodeControllerOptions {
   metrics?: MetricsRegistry;
 }
 
+/** The options with every default filled in: what the controller reads. */
+export type NodeControllerSettings = NodeControllerOptions & Required<Pick<NodeControllerOptions, "retryBaseMs">>;
+
+/** `options` with every default filled in from {@linkcode DEFAULTS}, once. */
+export function nodeControllerSettings(options: NodeControllerOptions): NodeControllerSettings {
+  const { retryBaseMs = DEFAULTS.retryBaseMs } = options;
+  return { ...options, retryBaseMs };
+}
+
 function reference(node: SlimNode): ObjectReference {
   return { kind: "Node", apiVersion: "v1", name: node.name, uid: node.uid };
 }
@@ -70,30 +79,31 @@ function reference(node: SlimNode): ObjectReference {
 export class NodeController {
   /** The `--controllers` name, shown in the `starting controllers` log line. */
   readonly name = "cloud-node";
-  readonly #options: NodeControllerOptions;
+  readonly #settings: NodeControllerSettings;
   readonly #queue: WorkQueue;
   readonly #window: JoinWindow;
 
-  /** Creates the controller; {@linkcode NodeController.run} starts it. */
+  /** Resolves the options once and creates the controller; {@linkcode NodeController.run} starts it. */
   constructor(options: NodeControllerOptions) {
-    this.#options = options;
+    const settings = nodeControllerSettings(options);
+    this.#settings = settings;
     this.#queue = new WorkQueue({
       name: "cloud-node",
-      concurrency: options.workers,
-      baseDelayMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
-      metrics: options.metrics,
+      concurrency: settings.workers,
+      baseDelayMs: settings.retryBaseMs,
+      metrics: settings.metrics,
     });
     this.#window = new JoinWindow({
       joiningServerIds: () =>
-        options.nodes.store.list().filter((node) => isUninitialized(node) && !isUnmanagedNode(node))
+        settings.nodes.store.list().filter((node) => isUninitialized(node) && !isUnmanagedNode(node))
           .flatMap((node) => this.#knownServerIds(node)),
-      prefetch: (ids) => options.view.prefetchInterfaces(ids),
+      prefetch: (ids) => settings.view.prefetchInterfaces(ids),
     });
   }
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const { nodes, view, refreshPeriodMs } = this.#options;
+    const { nodes, view, refreshPeriodMs } = this.#settings;
     signal.addEventListener("abort", () => this.#window.stop(), { once: true });
     nodes.onChange((change) => {
       if (signal.aborted || change.type === "deleted" || isUnmanagedNode(change.object)) return;
@@ -122,7 +132,7 @@ export class NodeController {
 
   /** The server of a node as far as the view already knows it (by providerID, else by a unique hostname). */
   #knownServerIds(node: SlimNode): string[] {
-    const match = this.#options.view.match(node);
+    const match = this.#settings.view.match(node);
     return match.kind === "matched" ? [match.server.id] : [];
   }
 
@@ -131,7 +141,7 @@ export class NodeController {
    * asking about an id it never listed) when it is missing.
    */
   async #findServer(node: SlimNode): Promise<Server> {
-    const { view } = this.#options;
+    const { view } = this.#settings;
     if (!view.synced && !(await view.refresh({ force: true }))) {
       throw new Error("the server list is not available yet");
     }
@@ -148,7 +158,7 @@ export class NodeController {
 
   /** Reconciles one node: finds its server, plans ({@linkcode planNode}) and writes the plan. */
   async reconcile(name: string): Promise<void> {
-    const { nodes, events, writes, view } = this.#options;
+    const { nodes, events, writes, view } = this.#settings;
     const node = nodes.store.get(name);
     if (!node || node.deletionTimestamp || isUnmanagedNode(node)) return;
     const kind = classifyProviderId(node.providerID);

@@ -20,14 +20,19 @@ export interface JoinWindowOptions {
 
 /** The window of joining nodes. */
 export class JoinWindow {
-  readonly #o: JoinWindowOptions;
+  readonly #joiningServerIds: () => string[];
+  readonly #prefetch: (ids: string[]) => Promise<void>;
+  readonly #windowMs: number;
   /** Joining nodes and the read each one waits for. */
   readonly #joining = new Map<string, Promise<void>>();
   #open?: { names: Set<string>; read: PromiseWithResolvers<void>; timer: ReturnType<typeof setTimeout> };
 
   /** Creates a closed window. */
   constructor(options: JoinWindowOptions) {
-    this.#o = options;
+    const { windowMs = DEFAULTS.nodeJoinWindowMs } = options;
+    this.#joiningServerIds = () => options.joiningServerIds();
+    this.#prefetch = (ids) => options.prefetch(ids);
+    this.#windowMs = windowMs;
   }
 
   /** Node `name` joins: it waits for the read of the window open now (opened by it when none is). */
@@ -36,7 +41,7 @@ export class JoinWindow {
     if (!this.#open) {
       const names = new Set<string>();
       const read = Promise.withResolvers<void>();
-      const timer = setTimeout(() => this.#close(), this.#o.windowMs ?? DEFAULTS.nodeJoinWindowMs);
+      const timer = setTimeout(() => this.#close(), this.#windowMs);
       this.#open = { names, read, timer };
     }
     this.#open.names.add(name);
@@ -60,8 +65,8 @@ export class JoinWindow {
     const window = this.#open;
     if (!window) return;
     this.#open = undefined;
-    const ids = this.#o.joiningServerIds();
-    const read = ids.length > 1 ? this.#o.prefetch(ids) : Promise.resolve();
+    const ids = this.#joiningServerIds();
+    const read = ids.length > 1 ? this.#prefetch(ids) : Promise.resolve();
     read.catch(() => {}).finally(() => {
       for (const name of window.names) this.#joining.delete(name);
       window.read.resolve();

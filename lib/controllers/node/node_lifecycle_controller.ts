@@ -58,6 +58,15 @@ export interface NodeLifecycleOptions {
 /** Upstream's buckets: `ExponentialBuckets(0.001, 2, 15)`, 1 ms to about 16 s. */
 const MONITOR_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
 
+/** The options with every default filled in: what the controller reads. */
+export type NodeLifecycleSettings = NodeLifecycleOptions & Required<Pick<NodeLifecycleOptions, "workers">>;
+
+/** `options` with every default filled in (one node at a time), once. */
+export function nodeLifecycleSettings(options: NodeLifecycleOptions): NodeLifecycleSettings {
+  const { workers = 1 } = options;
+  return { ...options, workers };
+}
+
 function reference(node: SlimNode): ObjectReference {
   return { kind: "Node", apiVersion: "v1", name: node.name, uid: node.uid };
 }
@@ -66,19 +75,20 @@ function reference(node: SlimNode): ObjectReference {
 export class NodeLifecycleController {
   /** The `--controllers` name, shown in the `starting controllers` log line. */
   readonly name = "cloud-node-lifecycle";
-  readonly #options: NodeLifecycleOptions;
+  readonly #settings: NodeLifecycleSettings;
   readonly #passDuration?: Histogram;
   readonly #calls?: Counter;
 
-  /** Creates the controller; {@linkcode NodeLifecycleController.run} starts it. */
+  /** Resolves the options once and creates the controller; {@linkcode NodeLifecycleController.run} starts it. */
   constructor(options: NodeLifecycleOptions) {
-    this.#options = options;
-    this.#passDuration = options.metrics?.histogram(
+    const settings = nodeLifecycleSettings(options);
+    this.#settings = settings;
+    this.#passDuration = settings.metrics?.histogram(
       "cloud_node_lifecycle_controller_monitor_nodes_duration_seconds",
       "A metric measuring the duration in seconds of a single MonitorNodes loop execution.",
       MONITOR_BUCKETS,
     );
-    this.#calls = options.metrics?.counter(
+    this.#calls = settings.metrics?.counter(
       "cloud_node_lifecycle_controller_cloud_provider_calls_total",
       "The total number of cloud provider API calls, labeled by operation and result.",
     );
@@ -86,7 +96,7 @@ export class NodeLifecycleController {
 
   /** Runs until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    const { nodes, view } = this.#options;
+    const { nodes, view } = this.#settings;
     const turnedNotReady = new Set<string>();
     let checking: ReturnType<typeof setTimeout> | undefined;
     nodes.onChange((change) => {
@@ -108,19 +118,19 @@ export class NodeLifecycleController {
     signal.addEventListener("abort", () => clearTimeout(checking), { once: true });
     while (!signal.aborted) {
       await this.monitor().catch((cause) => log.warn("node lifecycle pass failed", { error: cause }));
-      await abortableSleep(this.#options.periodMs, signal).catch(() => {});
+      await abortableSleep(this.#settings.periodMs, signal).catch(() => {});
     }
   }
 
   /** One pass over every cached node, up to `workers` of them acted on side by side. */
   async monitor(): Promise<void> {
     const started = performance.now();
-    await forEachParallel(this.#options.nodes.store.list(), this.#options.workers ?? 1, (node) => this.#check(node));
+    await forEachParallel(this.#settings.nodes.store.list(), this.#settings.workers, (node) => this.#check(node));
     this.#passDuration?.observe((performance.now() - started) / 1000);
   }
 
   async #check(node: SlimNode): Promise<void> {
-    const { view } = this.#options;
+    const { view } = this.#settings;
     const action = lifecycleAction(node, view);
     this.#count(answeredCalls(node, view));
     try {
@@ -155,15 +165,15 @@ export class NodeLifecycleController {
   }
 
   async #setShutdownTaint(node: SlimNode, present: boolean): Promise<void> {
-    const changed = await this.#options.writes.setTaint(node.name, shutdownTaint(new Date()), present);
+    const changed = await this.#settings.writes.setTaint(node.name, shutdownTaint(new Date()), present);
     // In a dry run nothing was sent: the report said `dry run: would …` once.
-    if (changed && !this.#options.writes.dryRun) {
+    if (changed && !this.#settings.writes.dryRun) {
       log.info(1, present ? "tainted shut-down node" : "removed shutdown taint", { node: node.name });
     }
   }
 
   async #delete(node: SlimNode): Promise<void> {
-    const { writes, events } = this.#options;
+    const { writes, events } = this.#settings;
     events.event(
       reference(node),
       "Normal",

@@ -33,11 +33,19 @@ export interface EdgeMembershipOptions {
 
 /** Takes Services' members off edges. */
 export class EdgeMembership {
-  readonly #o: EdgeMembershipOptions;
+  readonly #cloud: EdgeMembershipOptions["cloud"];
+  readonly #send: EdgeMembershipOptions["send"];
+  readonly #writes: EdgeMembershipOptions["writes"];
+  readonly #clusterName: EdgeMembershipOptions["clusterName"];
+  readonly #clusterUid: EdgeMembershipOptions["clusterUid"];
 
   /** Keeps only `options`: the edge's members are read afresh on every {@linkcode EdgeMembership.leave}. */
   constructor(options: EdgeMembershipOptions) {
-    this.#o = options;
+    this.#cloud = options.cloud;
+    this.#send = options.send;
+    this.#writes = options.writes;
+    this.#clusterName = options.clusterName;
+    this.#clusterUid = options.clusterUid;
   }
 
   /**
@@ -53,20 +61,19 @@ export class EdgeMembership {
         annotation: EDGE_IN_USE_ANNOTATION,
       });
     }
-    if (!service.deletionTimestamp) await this.#o.writes.recordEdge(service, null);
+    if (!service.deletionTimestamp) await this.#writes.recordEdge(service, null);
   }
 
   async #removeMembers(service: SlimService, key: string, edgeId: string): Promise<void> {
-    const o = this.#o;
     try {
-      const edge = await o.cloud.getEdge(edgeId);
+      const edge = await this.#cloud.getEdge(edgeId);
       const rest = edgeMembersWithout(edge, [
-        edgeMemberPrefix(o.clusterName, service.namespace, service.name, o.clusterUid),
-        edgeMemberPrefix(o.clusterName, service.namespace, service.name),
+        edgeMemberPrefix(this.#clusterName, service.namespace, service.name, this.#clusterUid),
+        edgeMemberPrefix(this.#clusterName, service.namespace, service.name),
       ]);
       if (rest) {
-        await o.send(key, [{ operation: "update_edge", edgeId, body: { members: rest } }]);
-        if (!o.writes.dryRun) {
+        await this.#send(key, [{ operation: "update_edge", edgeId, body: { members: rest } }]);
+        if (!this.#writes.dryRun) {
           log.info(1, "removed the Service's members from its former edge", { service: key, edge: edgeId });
         }
       }

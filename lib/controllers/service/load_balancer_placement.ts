@@ -64,7 +64,9 @@ export interface LoadBalancerPlacementOptions {
 
 /** Places new load balancers. */
 export class LoadBalancerPlacement {
-  readonly #o: LoadBalancerPlacementOptions;
+  readonly #facts: LoadBalancerPlacementOptions["facts"];
+  readonly #defaults: LoadBalancerPlacementOptions["defaults"];
+  readonly #dryRun: LoadBalancerPlacementOptions["dryRun"];
   /**
    * The nodes each Service's last decision left out of some family, by Service key: a node newly left out is looked
    * up again from a fresh read (it may have just joined); nodes that stay out (IPv6-only servers in a dual-stack
@@ -74,7 +76,9 @@ export class LoadBalancerPlacement {
 
   /** Starts with nothing left out: a first decision that leaves a node out is made again from a fresh read. */
   constructor(options: LoadBalancerPlacementOptions) {
-    this.#o = options;
+    this.#facts = options.facts;
+    this.#defaults = options.defaults;
+    this.#dryRun = options.dryRun;
   }
 
   /** Forgets what the Service's last decision left out (its load balancer is going). */
@@ -84,11 +88,10 @@ export class LoadBalancerPlacement {
 
   /** Zone, network and HA of a new load balancer; undefined while nodes are still being initialised. */
   async place(service: SlimService, intent: ServiceIntent): Promise<Placement | undefined> {
-    const o = this.#o;
-    if (intent.nodes.length === 0 && intent.pendingNodes > 0 && !intent.settings.zone && !o.defaults.zone) {
+    if (intent.nodes.length === 0 && intent.pendingNodes > 0 && !intent.settings.zone && !this.#defaults.zone) {
       log.info(2, "waiting for the nodes to be initialised before placing the load balancer", { service: intent.key });
       // A dry run initialises no node, so it says what the real run would do next.
-      o.dryRun?.note(
+      this.#dryRun?.note(
         "service",
         intent.key,
         `would create load balancer ${intent.loadBalancerName} for Service ${intent.key} once its ` +
@@ -96,13 +99,13 @@ export class LoadBalancerPlacement {
       );
       return undefined;
     }
-    const zone = chooseZone(intent, o.defaults.zone);
+    const zone = chooseZone(intent, this.#defaults.zone);
     if (!zone.ok) throw new WaitingForUser("SyncLoadBalancerFailed", zone.problem, { condition: "NoZone" });
     const network = await this.onNetwork(service, intent);
-    const capabilities = o.defaults.highAvailability === "auto"
-      ? await this.#o.facts.capabilities(zone.value)
+    const capabilities = this.#defaults.highAvailability === "auto"
+      ? await this.#facts.capabilities(zone.value)
       : undefined;
-    const ha = chooseHighAvailability({ mode: o.defaults.highAvailability, zone: zone.value, capabilities });
+    const ha = chooseHighAvailability({ mode: this.#defaults.highAvailability, zone: zone.value, capabilities });
     return {
       create: createLoadBalancerBody(intent, { zone: zone.value, networkId: network.networkId, pair: ha.pair }),
       singleReason: ha.singleReason,
@@ -119,16 +122,16 @@ export class LoadBalancerPlacement {
    * read is seen.
    */
   async onNetwork(service: SlimService, intent: ServiceIntent, existingNetworkId?: string): Promise<PlacedMembers> {
-    const defaultNetworkId = this.#o.defaults.networkId;
+    const defaultNetworkId = this.#defaults.networkId;
     const families = serviceFamilies(service);
     const named = existingNetworkId ?? namedNetwork(intent.settings.networkId, defaultNetworkId)?.id;
     const read = async (maxAgeMs?: number) => {
-      if (!named) return await this.#o.facts.networks({ maxAgeMs });
-      const network = await this.#o.facts.network(named, { maxAgeMs });
+      if (!named) return await this.#facts.networks({ maxAgeMs });
+      const network = await this.#facts.network(named, { maxAgeMs });
       return network ? [network] : [];
     };
     const decide = async (maxAgeMs?: number, withPublic = false) => {
-      const publicIpv6 = withPublic ? await this.#o.facts.publicIpv6({ maxAgeMs }) : undefined;
+      const publicIpv6 = withPublic ? await this.#facts.publicIpv6({ maxAgeMs }) : undefined;
       return serviceNetworkMembers(intent, families, {
         networks: await read(maxAgeMs),
         defaultNetworkId,

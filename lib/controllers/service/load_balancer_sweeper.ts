@@ -57,35 +57,42 @@ export interface LoadBalancerSweeperOptions {
   onPass?: (pass: SweepPass) => void;
 }
 
+/** The options with every default filled in: what the sweeper reads. */
+export type LoadBalancerSweeperSettings =
+  & LoadBalancerSweeperOptions
+  & Required<Pick<LoadBalancerSweeperOptions, "now">>;
+
+/** `options` with every default filled in (the monotonic clock), once. */
+export function loadBalancerSweeperSettings(options: LoadBalancerSweeperOptions): LoadBalancerSweeperSettings {
+  const { now = () => performance.now() } = options;
+  return { ...options, now };
+}
+
 /** The sweeper of leaked load balancers. */
 export class LoadBalancerSweeper {
   /** Matches the name `buildControllers` runs the sweeper under, in the `starting controllers` log line. */
   readonly name = "load-balancer-sweeper";
-  readonly #o: LoadBalancerSweeperOptions;
+  readonly #settings: LoadBalancerSweeperSettings;
   readonly #swept?: Counter;
   #pending = new Map<string, LeakedLoadBalancer>();
   #failing = false;
 
   /** Registers the swept counter when `metrics` is given; nothing is listed before `run`. */
   constructor(options: LoadBalancerSweeperOptions) {
-    this.#o = options;
+    this.#settings = loadBalancerSweeperSettings(options);
     this.#swept = options.metrics?.counter(
       "ankra_ccm_leaked_load_balancers_swept_total",
       "Load balancers of this cluster deleted because their Service no longer exists.",
     );
   }
 
-  #now(): number {
-    return this.#o.now ? this.#o.now() : performance.now();
-  }
-
   /** Sweeps once per period until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     try {
-      await Promise.race([this.#o.services.synced, whenAborted(signal)]);
+      await Promise.race([this.#settings.services.synced, whenAborted(signal)]);
       while (!signal.aborted) {
         await this.sweep(signal);
-        await abortableSleep(this.#o.periodMs, signal);
+        await abortableSleep(this.#settings.periodMs, signal);
       }
     } catch (cause) {
       if (!signal.aborted) throw cause;
@@ -95,17 +102,17 @@ export class LoadBalancerSweeper {
   /** One observation, and the deletions it allows. */
   async sweep(signal?: AbortSignal): Promise<SweepPass> {
     const pass = await this.#sweep(signal);
-    this.#o.onPass?.(pass);
+    this.#settings.onPass?.(pass);
     return pass;
   }
 
   async #sweep(signal?: AbortSignal): Promise<SweepPass> {
-    const o = this.#o;
+    const settings = this.#settings;
     const skip = (reason: string): SweepPass => ({ observed: false, reason, pending: this.#pending.size, swept: [] });
-    if (!o.services.hasSynced) return skip("the Service store is not synced");
+    if (!settings.services.hasSynced) return skip("the Service store is not synced");
     let listed;
     try {
-      listed = await o.cloud.listLoadBalancers({ labels: { [CLUSTER_LABEL]: o.clusterName } }, signal);
+      listed = await settings.cloud.listLoadBalancers({ labels: { [CLUSTER_LABEL]: settings.clusterName } }, signal);
     } catch (cause) {
       if (signal?.aborted) throw cause;
       if (!this.#failing) log.warn("could not list load balancers; not sweeping leaked ones", { error: cause });
@@ -115,16 +122,17 @@ export class LoadBalancerSweeper {
     this.#failing = false;
     if (listed.skipped.length > 0) return skip("the list of load balancers was incomplete");
     const groups = new Set(
-      o.services.store.list().flatMap((service) => {
+      settings.services.store.list().flatMap((service) => {
         const share = shareKeyOf(service);
         return share ? [sharedKey(service.namespace, share)] : [];
       }),
     );
-    const exists = (key: string) => sharedGroupOf(key) ? groups.has(key) : o.services.store.get(key) !== undefined;
+    const exists = (key: string) =>
+      sharedGroupOf(key) ? groups.has(key) : settings.services.store.get(key) !== undefined;
     const plan = planSweep(
-      { loadBalancers: listed.items, serviceExists: exists, at: this.#now() },
+      { loadBalancers: listed.items, serviceExists: exists, at: this.#settings.now() },
       this.#pending,
-      { clusterName: o.clusterName, clusterUid: o.clusterUid, confirmAfterMs: o.periodMs },
+      { clusterName: settings.clusterName, clusterUid: settings.clusterUid, confirmAfterMs: settings.periodMs },
     );
     this.#pending = plan.pending;
     const swept: string[] = [];
@@ -139,15 +147,15 @@ export class LoadBalancerSweeper {
 
   /** Deletes (or, in a dry run, reports) one leaked load balancer; false when it must be tried again. */
   async #delete(leaked: LeakedLoadBalancer, signal?: AbortSignal): Promise<boolean> {
-    const o = this.#o;
+    const settings = this.#settings;
     const detail = `delete leaked load balancer ${leaked.id} (${leaked.name}): its Service ${leaked.service} no ` +
       "longer exists";
-    if (o.dryRun) {
-      o.dryRun.would({ controller: "service", object: leaked.service, action: "delete_load_balancer", detail });
+    if (settings.dryRun) {
+      settings.dryRun.would({ controller: "service", object: leaked.service, action: "delete_load_balancer", detail });
       return false;
     }
     try {
-      await o.cloud.deleteLoadBalancer(leaked.id, signal);
+      await settings.cloud.deleteLoadBalancer(leaked.id, signal);
     } catch (cause) {
       if (signal?.aborted) throw cause;
       if (!isNotFound(cause)) {
@@ -164,7 +172,7 @@ export class LoadBalancerSweeper {
       loadBalancer: leaked.id,
       name: leaked.name,
       service: leaked.service,
-      absentForSeconds: Math.round((this.#now() - leaked.absentSince) / 1000),
+      absentForSeconds: Math.round((this.#settings.now() - leaked.absentSince) / 1000),
     });
     return true;
   }

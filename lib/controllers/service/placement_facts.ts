@@ -44,7 +44,8 @@ export class PlacementFacts {
     options: PlacementFactsOptions = {},
   ) {
     this.#cloud = cloud;
-    this.#ttlMs = options.ttlMs ?? DEFAULTS.placementFactsTtlMs;
+    const { ttlMs = DEFAULTS.placementFactsTtlMs } = options;
+    this.#ttlMs = ttlMs;
   }
 
   #fresh<T>(cached: Cached<T> | undefined, freshness: Freshness): cached is Cached<T> {

@@ -42,7 +42,9 @@ export type TrackedOutcome =
 /** The tracker. */
 export class ProvisioningTracker {
   readonly #cloud: Pick<AnkraCloudClient, "listLoadBalancers" | "getLoadBalancer" | "budget">;
-  readonly #options: ProvisioningTrackerOptions;
+  readonly #clusterName: string;
+  readonly #minPollMs: number;
+  readonly #directory: Pick<LoadBalancerDirectory, "learn">;
   /** Load balancer id → the Services waiting for it (several when they share it). */
   readonly #tracked = new Map<string, Set<string>>();
   #wake?: () => void;
@@ -55,7 +57,10 @@ export class ProvisioningTracker {
     options: ProvisioningTrackerOptions,
   ) {
     this.#cloud = cloud;
-    this.#options = options;
+    const { clusterName, minPollMs = DEFAULTS.provisioningPollMs, directory } = options;
+    this.#clusterName = clusterName;
+    this.#minPollMs = minPollMs;
+    this.#directory = directory;
   }
 
   /** Load balancers waiting for an address. */
@@ -80,7 +85,7 @@ export class ProvisioningTracker {
   }
 
   #interval(): number {
-    const minimum = this.#options.minPollMs ?? DEFAULTS.provisioningPollMs;
+    const minimum = this.#minPollMs;
     const budget = this.#cloud.budget;
     if (budget.plentyLeft || !budget.apiLimit) return minimum;
     return Math.max(minimum, Math.min(60_000 / (budget.apiLimit * 0.05), 15_000));
@@ -123,14 +128,14 @@ export class ProvisioningTracker {
       }));
     } else {
       const listed = await this.#cloud.listLoadBalancers(
-        { labels: { [CLUSTER_LABEL]: this.#options.clusterName } },
+        { labels: { [CLUSTER_LABEL]: this.#clusterName } },
         signal,
         {
           priority: "high",
         },
       );
       this.#pages = Math.max(1, Math.ceil((listed.items.length + listed.skipped.length) / 100));
-      this.#options.directory.learn(listed.items);
+      this.#directory.learn(listed.items);
       const byId = new Map(listed.items.map((lb) => [lb.id, lb]));
       const unreadable = new Set(listed.skipped.map((s) => s.id));
       for (const [id] of waiting) if (!unreadable.has(id)) found.set(id, byId.get(id));

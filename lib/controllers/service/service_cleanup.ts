@@ -11,7 +11,7 @@
  */
 import { objectKey } from "../../kube/object_key.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../../kube/slim.ts";
+import { EDGE_IN_USE_ANNOTATION } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
 import { preservesOnDelete } from "../../provider/service/annotations.ts";
 import { loadBalancerLabels, loadBalancerName, RELEASED_LABEL } from "../../provider/service/load_balancer_names.ts";
@@ -23,7 +23,7 @@ import type { CloudCallSender } from "../cloud_call_executor.ts";
 import type { EdgeMembership } from "./edge_membership.ts";
 import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
 import type { ProvisioningTracker } from "./provisioning_tracker.ts";
-import type { ServiceReporter } from "./service_reporter.ts";
+import type { PassReport } from "./pass_report.ts";
 
 /** The dedicated load balancer of a Service: its key, labels and name. */
 export interface DedicatedLoadBalancer {
@@ -41,8 +41,6 @@ export interface ServiceCleanupOptions {
   directory: LoadBalancerDirectory;
   /** Stops waiting for a load balancer that goes. */
   tracker: Pick<ProvisioningTracker, "untrack">;
-  /** The Service's events. */
-  reporter: ServiceReporter;
   /** Sends (or, in a dry run, describes) the calls. */
   send: CloudCallSender;
   /** Where the Service's writes go. */
@@ -67,33 +65,47 @@ export interface CleanupOutcome {
 
 /** The cleanup steps. */
 export class ServiceCleanup {
-  readonly #o: ServiceCleanupOptions;
+  readonly #directory: ServiceCleanupOptions["directory"];
+  readonly #tracker: ServiceCleanupOptions["tracker"];
+  readonly #send: ServiceCleanupOptions["send"];
+  readonly #writes: ServiceCleanupOptions["writes"];
+  readonly #clusterName: ServiceCleanupOptions["clusterName"];
+  readonly #clusterUid: ServiceCleanupOptions["clusterUid"];
+  readonly #edges: ServiceCleanupOptions["edges"];
+  readonly #deletePollMs: ServiceCleanupOptions["deletePollMs"];
 
   /** Keeps only `options`; the lookup, edge and share steps retire load balancers through this one instance. */
   constructor(options: ServiceCleanupOptions) {
-    this.#o = options;
+    this.#directory = options.directory;
+    this.#tracker = options.tracker;
+    this.#send = options.send;
+    this.#writes = options.writes;
+    this.#clusterName = options.clusterName;
+    this.#clusterUid = options.clusterUid;
+    this.#edges = options.edges;
+    this.#deletePollMs = options.deletePollMs;
   }
 
   /**
    * Retires the Service's dedicated load balancer — deleted, or released when the Service asks to preserve it; true
-   * while one exists (being deleted).
+   * while one exists (being deleted). What the user is told goes into the pass's `report`.
    */
-  async retireDedicated(service: SlimService, wanted: DedicatedLoadBalancer): Promise<boolean> {
-    const o = this.#o;
-    const found = await o.directory.find(wanted.key, {
+  async retireDedicated(report: PassReport, wanted: DedicatedLoadBalancer): Promise<boolean> {
+    const service = report.service;
+    const found = await this.#directory.find(wanted.key, {
       labels: wanted.labels,
       name: wanted.name,
       mayExist: service.finalizers.includes(FINALIZER),
     });
     // Never another cluster's, never an unlabelled one; a legacy one (no UID label) is this cluster's by the old rule.
     if (!found || found.foreign || (found.unlabelled && !found.legacy)) return false;
-    o.tracker.untrack(wanted.key);
+    this.#tracker.untrack(wanted.key);
     if (found.lb.state !== "deleting" && preservesOnDelete(service.annotations)) {
-      await o.send(wanted.key, planRelease(found.lb, service, o.clusterUid));
-      o.directory.forget(wanted.key);
+      await this.#send(wanted.key, planRelease(found.lb, service, this.#clusterUid));
+      this.#directory.forget(wanted.key);
       const addresses = loadBalancerIngress(found.lb).map((i) => i.ip).join(", ") || "none yet";
-      o.reporter.provider(
-        service,
+      report.event(
+        "provider",
         "Normal",
         "PreservedLoadBalancer",
         `Kept load balancer ${found.lb.id} (addresses ${addresses}) as load-balancer.ankra.cloud/preserve-on-delete ` +
@@ -101,41 +113,45 @@ export class ServiceCleanup {
           `Service with load-balancer.ankra.cloud/load-balancer-id: ${found.lb.id} takes it back, or delete it in ` +
           "the Ankra Cloud console",
       );
-      if (!o.writes.dryRun) log.info(0, "released load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+      if (!this.#writes.dryRun) {
+        log.info(0, "released load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+      }
       return false;
     }
     if (found.lb.state !== "deleting") {
-      o.reporter.service(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
-      await o.send(wanted.key, [{ operation: "delete_load_balancer", loadBalancer: { id: found.lb.id } }]);
-      if (!o.writes.dryRun) log.info(1, "deleting load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+      report.event("service", "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+      await this.#send(wanted.key, [{ operation: "delete_load_balancer", loadBalancer: { id: found.lb.id } }]);
+      if (!this.#writes.dryRun) {
+        log.info(1, "deleting load balancer", { service: wanted.key, loadBalancer: found.lb.id });
+      }
     }
-    o.directory.invalidate(wanted.key);
+    this.#directory.invalidate(wanted.key);
     return true;
   }
 
-  /** One pass over a Service whose load balancer must go. */
-  async cleanup(service: SlimService): Promise<CleanupOutcome> {
-    const o = this.#o;
+  /** One pass over a Service whose load balancer must go; what the user is told goes into `report`. */
+  async cleanup(report: PassReport): Promise<CleanupOutcome> {
+    const service = report.service;
     const key = objectKey(service);
     try {
       const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
-      if (recordedEdge) await o.edges.leave(service, recordedEdge);
-      const retiring = await this.retireDedicated(service, {
+      if (recordedEdge) await this.#edges.leave(service, recordedEdge);
+      const retiring = await this.retireDedicated(report, {
         key,
-        labels: loadBalancerLabels(o.clusterName, service.namespace, service.name),
-        name: loadBalancerName(o.clusterName, service.namespace, service.name),
+        labels: loadBalancerLabels(this.#clusterName, service.namespace, service.name),
+        name: loadBalancerName(this.#clusterName, service.namespace, service.name),
       });
       if (retiring) {
-        return { result: o.writes.dryRun ? undefined : { requeueAfterMs: o.deletePollMs }, gone: false };
+        return { result: this.#writes.dryRun ? undefined : { requeueAfterMs: this.#deletePollMs }, gone: false };
       }
-      await o.writes.setFinalizer(service, FINALIZER, false);
-      if (!service.deletionTimestamp && service.ingress.length > 0) await o.writes.writeIngress(service, null);
+      await this.#writes.setFinalizer(service, FINALIZER, false);
+      if (!service.deletionTimestamp && service.ingress.length > 0) await this.#writes.writeIngress(service, null);
     } catch (cause) {
-      throw o.reporter.failed(service, "delete", cause);
+      throw report.failed("delete", cause);
     }
-    o.directory.forget(key);
-    o.reporter.forget(service);
-    o.reporter.service(service, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+    this.#directory.forget(key);
+    report.forget();
+    report.event("service", "Normal", "DeletedLoadBalancer", "Deleted load balancer");
     return { result: undefined, gone: true };
   }
 }

@@ -2,7 +2,8 @@
  * What the service controller is handed, in one record: read-only views of the stores it reads, the one interface
  * its Service writes go through, where its events go, the Ankra operations it calls, the cluster's identity and the
  * settings of its passes. `controllers.ts` builds it over the informers, the API server and the Ankra client; the fast
- * tier's tests build it from plain objects and the in-process simulator.
+ * tier's tests build it from plain objects and the in-process simulator. {@linkcode serviceControllerSettings} fills
+ * in every default once, in the controller's constructor: the controller and its steps read only the complete record.
  *
  * @module
  */
@@ -16,6 +17,7 @@ import type { AllowedResources } from "../../provider/service/allowed_resources.
 import type { LoadBalancerDefaults } from "../../provider/service/service_plan.ts";
 import type { DryRunReport } from "../../runtime/dry_run.ts";
 import type { MetricsRegistry } from "../../runtime/metrics.ts";
+import { DEFAULTS } from "../../defaults.ts";
 
 /**
  * The Ankra Cloud operations the service controller and its steps call (the load balancer calls, the reads of
@@ -51,6 +53,8 @@ export type EndpointsReader = Pick<ReadyEndpoints, "readyNodes" | "onChange" | "
 export interface ServiceControllerOptions {
   /** Every write to Services (in a dry run: described in the report). */
   writes: ServiceWriter;
+  /** The API server's `gitVersion` (whether it keeps an ingress `ipMode`), undefined when it cannot be read. */
+  serverVersion: () => Promise<string | undefined>;
   /** The Ankra Cloud operations it calls. */
   cloud: ServiceCloud;
   /** The Services, read-only, and their changes. */
@@ -91,6 +95,47 @@ export interface ServiceControllerOptions {
   metrics?: MetricsRegistry;
   /** Nodes holding ready endpoints of each Service, for `externalTrafficPolicy: Local` (all nodes without it). */
   endpoints?: EndpointsReader;
-  /** Window that gathers endpoint moves of a Local Service into one member update (default 1 s). */
+  /** Window that gathers endpoint moves of a Local Service into one member update (default `DEFAULTS.endpointBatchMs`). */
   endpointBatchMs?: number;
+}
+
+/** The options with every default filled in: what the controller and its steps read. */
+export type ServiceControllerSettings =
+  & Omit<ServiceControllerOptions, "requireLoadBalancerClass" | "allowedResources" | TimingOption>
+  & Required<Pick<ServiceControllerOptions, "requireLoadBalancerClass" | "allowedResources" | TimingOption>>;
+
+type TimingOption =
+  | "provisioningPollMs"
+  | "driftCheckMs"
+  | "memberDrainMs"
+  | "nodeBatchMs"
+  | "retryBaseMs"
+  | "endpointBatchMs";
+
+/**
+ * `options` with every default filled in from {@linkcode DEFAULTS} (a member drain of 0, no allow-lists, class-less
+ * Services served), once.
+ */
+export function serviceControllerSettings(options: ServiceControllerOptions): ServiceControllerSettings {
+  const {
+    requireLoadBalancerClass = false,
+    allowedResources = {},
+    provisioningPollMs = DEFAULTS.provisioningPollMs,
+    driftCheckMs = DEFAULTS.driftCheckMs,
+    memberDrainMs = 0,
+    nodeBatchMs = DEFAULTS.nodeBatchMs,
+    retryBaseMs = DEFAULTS.retryBaseMs,
+    endpointBatchMs = DEFAULTS.endpointBatchMs,
+  } = options;
+  return {
+    ...options,
+    requireLoadBalancerClass,
+    allowedResources,
+    provisioningPollMs,
+    driftCheckMs,
+    memberDrainMs,
+    nodeBatchMs,
+    retryBaseMs,
+    endpointBatchMs,
+  };
 }

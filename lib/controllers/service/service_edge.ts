@@ -1,23 +1,22 @@
 /**
- * The edge steps of the service controller: a Service with `load-balancer.ankra.cloud/edge` keeps its members on a
- * combined edge beside everyone else's ({@linkcode planEdge} decides), the edge in use is recorded in the annotation
- * `ccm.ankra.cloud/edge`, a dedicated load balancer the Service had before is retired, and leaving an edge removes
- * the Service's members from it (`edge_membership.ts`).
+ * The edge steps of a pass over a Service with `load-balancer.ankra.cloud/edge`: its members live on a combined edge
+ * beside everyone else's. **Find** reads the edge afresh ({@linkcode ServiceEdge.find}; nothing about it is cached),
+ * {@linkcode planEdge} **plans** the member update and the events, and **apply** ({@linkcode ServiceEdge.apply})
+ * records the edge in use in the annotation `ccm.ankra.cloud/edge`, sends the update, retires a dedicated load balancer
+ * the Service had before and writes the status. Leaving an edge is `edge_membership.ts`.
  *
  * @module
  */
-import type { AnkraCloudClient } from "../../cloud/client.ts";
+import type { AnkraCloudClient, Edge } from "../../cloud/client.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
-import { planEdge } from "../../provider/service/edge_plan.ts";
+import type { EdgePlan } from "../../provider/service/edge_plan.ts";
 import { FINALIZER, type ServiceIntent } from "../../provider/service/service_plan.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
-import type { IngressStyle } from "../../provider/service/service_ingress.ts";
 import type { CloudCallSender } from "../cloud_call_executor.ts";
+import type { PassReport } from "./pass_report.ts";
 import type { ServiceCleanup } from "./service_cleanup.ts";
-import type { ServiceReporter } from "./service_reporter.ts";
 
 /** What the edge steps use. */
 export interface ServiceEdgeOptions {
@@ -27,36 +26,39 @@ export interface ServiceEdgeOptions {
   send: CloudCallSender;
   /** Where the Service's writes go. */
   writes: ServiceWriter;
-  /** The Service's events. */
-  reporter: ServiceReporter;
   /** Retires the Service's dedicated load balancer, if it has one. */
   cleanup: Pick<ServiceCleanup, "retireDedicated">;
-  /** Look again after this long once served (the drift check). */
-  driftCheckMs: number;
-  /** Look again after this long while the edge has no address. */
-  provisioningPollMs: number;
+}
+
+/** A planned pass over a Service's members on an edge. */
+export interface PlannedEdge {
+  /** The edge's id. */
+  edgeId: string;
+  /** The member update, status and events ({@linkcode planEdge}), when the edge can hold the Service. */
+  plan: Extract<EdgePlan, { ok: true }>;
+  /** True when the annotation does not name this edge yet: it is recorded before anything is sent. */
+  recordChanges: boolean;
 }
 
 /** The edge steps. */
 export class ServiceEdge {
-  readonly #o: ServiceEdgeOptions;
+  readonly #cloud: ServiceEdgeOptions["cloud"];
+  readonly #send: CloudCallSender;
+  readonly #writes: ServiceWriter;
+  readonly #cleanup: ServiceEdgeOptions["cleanup"];
 
-  /** Keeps only `options`: the edge is read afresh on every pass, nothing about it is cached here. */
+  /** Keeps only what it uses: the edge is read afresh on every pass, nothing about it is cached here. */
   constructor(options: ServiceEdgeOptions) {
-    this.#o = options;
+    this.#cloud = options.cloud;
+    this.#send = options.send;
+    this.#writes = options.writes;
+    this.#cleanup = options.cleanup;
   }
 
-  /** One pass over a Service on edge `edgeId`; `served` when the edge serves the Service's address. */
-  async ensure(
-    service: SlimService,
-    intent: ServiceIntent,
-    target: { edgeId: string; ingressStyle?: IngressStyle },
-  ): Promise<{ requeueAfterMs: number; served: boolean }> {
-    const { edgeId } = target;
-    const o = this.#o;
-    let edge;
+  /** Find: the edge `edgeId` as it is now; the Service waits for the user when the account has none. */
+  async find(edgeId: string): Promise<Edge> {
     try {
-      edge = await o.cloud.getEdge(edgeId);
+      return await this.#cloud.getEdge(edgeId);
     } catch (cause) {
       if (isNotFound(cause)) {
         throw new WaitingForUser(
@@ -66,30 +68,30 @@ export class ServiceEdge {
       }
       throw cause;
     }
-    const recordChanges = service.annotations[EDGE_IN_USE_ANNOTATION] !== edgeId;
-    const plan = planEdge(edge, intent, {
-      currentIngress: service.ingress,
-      ensuringOpen: o.reporter.ensuringOpen(service),
-      recordChanges,
-      ingressStyle: target.ingressStyle,
-    });
-    if (!plan.ok) throw new WaitingForUser("SyncLoadBalancerFailed", plan.problem);
-    o.reporter.planned(service, plan.events, "before");
+  }
+
+  /**
+   * Apply: the finalizer and the edge record first (before anything is sent), the member update, the retirement of a
+   * dedicated load balancer the Service had, the status; the plan's events go into `report` around them.
+   */
+  async apply(report: PassReport, intent: ServiceIntent, planned: PlannedEdge): Promise<void> {
+    const { edgeId, plan, recordChanges } = planned;
+    const service = report.service;
+    report.planned(plan.events, "before");
     if (plan.calls.length > 0 || plan.ingress || recordChanges) {
-      await o.writes.setFinalizer(service, FINALIZER, true);
+      await this.#writes.setFinalizer(service, FINALIZER, true);
     }
-    if (recordChanges) await o.writes.recordEdge(service, edgeId);
-    await o.send(intent.key, plan.calls);
-    if (plan.calls.length > 0 && !o.writes.dryRun) {
+    if (recordChanges) await this.#writes.recordEdge(service, edgeId);
+    await this.#send(intent.key, plan.calls);
+    if (plan.calls.length > 0 && !this.#writes.dryRun) {
       log.info(1, "updated edge members", { edge: edgeId, service: intent.key });
     }
-    await o.cleanup.retireDedicated(service, {
+    await this.#cleanup.retireDedicated(report, {
       key: intent.key,
       labels: intent.labels,
       name: intent.loadBalancerName,
     });
-    if (plan.ingress) await o.writes.writeIngress(service, plan.ingress);
-    o.reporter.planned(service, plan.events, "after");
-    return { requeueAfterMs: plan.served ? o.driftCheckMs : o.provisioningPollMs, served: plan.served };
+    if (plan.ingress) await this.#writes.writeIngress(service, plan.ingress);
+    report.planned(plan.events, "after");
   }
 }

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import type { SlimService } from "../../kube/slim.ts";
 import { FINALIZER, type ServiceIntent } from "../../provider/service/service_plan.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import type { FoundLoadBalancer, LoadBalancerDirectory } from "./load_balancer_directory.ts";
+import type { PassReport } from "./pass_report.ts";
 import type { ServiceCleanup } from "./service_cleanup.ts";
 
 /** What the lookup uses. */
@@ -26,18 +26,23 @@ export interface ServiceLookupOptions {
 
 /** Finds each Service's load balancer. */
 export class ServiceLookup {
-  readonly #o: ServiceLookupOptions;
+  readonly #directory: ServiceLookupOptions["directory"];
+  readonly #cleanup: ServiceLookupOptions["cleanup"];
+  readonly #recheckAfterMs: ServiceLookupOptions["recheckAfterMs"];
 
   /** Keeps only `options`: what a lookup finds is cached in the shared `directory`, not here. */
   constructor(options: ServiceLookupOptions) {
-    this.#o = options;
+    this.#directory = options.directory;
+    this.#cleanup = options.cleanup;
+    this.#recheckAfterMs = options.recheckAfterMs;
   }
 
   /** The Service's load balancer, or undefined when it has none yet (`fresh`: read the real one). */
-  find(service: SlimService, intent: ServiceIntent, fresh: boolean): Promise<FoundLoadBalancer | undefined> {
+  find(report: PassReport, intent: ServiceIntent, fresh: boolean): Promise<FoundLoadBalancer | undefined> {
+    const service = report.service;
     const named = intent.settings.loadBalancerId;
-    if (named) return this.#findNamed(service, intent, named, fresh);
-    return this.#o.directory.find(intent.loadBalancerKey, {
+    if (named) return this.#findNamed(report, intent, named, fresh);
+    return this.#directory.find(intent.loadBalancerKey, {
       labels: intent.labels,
       name: intent.loadBalancerName,
       mayExist: service.finalizers.includes(FINALIZER),
@@ -46,30 +51,29 @@ export class ServiceLookup {
   }
 
   async #findNamed(
-    service: SlimService,
+    report: PassReport,
     intent: ServiceIntent,
     id: string,
     fresh: boolean,
   ): Promise<FoundLoadBalancer> {
-    const { directory, cleanup, recheckAfterMs } = this.#o;
-    const named = await directory.findNamed(intent.key, id, { fresh });
+    const named = await this.#directory.findNamed(intent.key, id, { fresh });
     if (!named) {
       throw new WaitingForUser(
         "SyncLoadBalancerFailed",
         `load balancer ${id} (load-balancer.ankra.cloud/load-balancer-id) does not exist in the account; nothing is ` +
           "created: name an existing load balancer, or remove the annotation to get a new one",
-        { recheckAfterMs, condition: "LoadBalancerNotFound" },
+        { recheckAfterMs: this.#recheckAfterMs, condition: "LoadBalancerNotFound" },
       );
     }
     if (!named.use.ok) {
       throw new WaitingForUser("SyncLoadBalancerFailed", named.use.reason, {
-        recheckAfterMs,
+        recheckAfterMs: this.#recheckAfterMs,
         condition: "LoadBalancerNotAllowed",
       });
     }
-    const earlier = directory.idOf(intent.key);
+    const earlier = this.#directory.idOf(intent.key);
     if (earlier && earlier !== id) {
-      await cleanup.retireDedicated(service, {
+      await this.#cleanup.retireDedicated(report, {
         key: intent.key,
         labels: intent.labels,
         name: intent.loadBalancerName,

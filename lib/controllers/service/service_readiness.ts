@@ -41,10 +41,15 @@ function apiErrorOf(cause: unknown): CloudApiError | undefined {
   return undefined;
 }
 
+function sameCondition(a: SlimCondition, b: SlimCondition | undefined): boolean {
+  return b !== undefined && a.status === b.status && a.reason === b.reason && a.message === b.message &&
+    a.observedGeneration === b.observedGeneration && a.lastTransitionTime === b.lastTransitionTime;
+}
+
 /** Writes the condition of each Service after its passes. */
 export class ServiceReadiness {
   readonly #writes: ServiceWriter;
-  /** What was last written, by Service uid: the store may not have seen it yet. */
+  /** What was last written, by Service uid, until the store shows it (it may not have seen it yet). */
   readonly #written = new Map<string, SlimCondition>();
 
   /** Starts with nothing written: each Service's first report is compared with the condition in the store. */
@@ -54,7 +59,13 @@ export class ServiceReadiness {
 
   /** Records `state` for `service`: one write when it differs from the Service's condition, none otherwise. */
   async report(service: SlimService, state: ReadyState): Promise<void> {
-    const current = this.#written.get(service.uid) ?? service.readyCondition;
+    let current = this.#written.get(service.uid);
+    // Once the store shows what was written, the store alone is enough: nothing is kept per Service at rest.
+    if (current && sameCondition(current, service.readyCondition)) {
+      this.#written.delete(service.uid);
+      current = undefined;
+    }
+    current ??= service.readyCondition;
     const update = readyConditionUpdate(current, state, { generation: service.generation, now: new Date() });
     if (!update) return;
     try {

@@ -43,6 +43,7 @@ import {
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import type { CloudCallSender } from "../cloud_call_executor.ts";
 import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
+import type { PassReport } from "./pass_report.ts";
 import type { ServiceCleanup } from "./service_cleanup.ts";
 
 /** What the sharing steps use. */
@@ -69,19 +70,35 @@ export interface ServiceShareOptions {
 
 /** The sharing steps. */
 export class ServiceShare {
-  readonly #o: ServiceShareOptions;
+  readonly #services: ServiceShareOptions["services"];
+  readonly #directory: ServiceShareOptions["directory"];
+  readonly #cleanup: ServiceShareOptions["cleanup"];
+  readonly #send: ServiceShareOptions["send"];
+  readonly #writes: ServiceShareOptions["writes"];
+  readonly #clusterName: ServiceShareOptions["clusterName"];
+  readonly #clusterUid: ServiceShareOptions["clusterUid"];
+  readonly #loadBalancerClass: ServiceShareOptions["loadBalancerClass"];
+  readonly #classRule: ServiceShareOptions["classRule"];
 
   /** Keeps only `options`: a group's Services are read from the store each time, never cached. */
   constructor(options: ServiceShareOptions) {
-    this.#o = options;
+    this.#services = options.services;
+    this.#directory = options.directory;
+    this.#cleanup = options.cleanup;
+    this.#send = options.send;
+    this.#writes = options.writes;
+    this.#clusterName = options.clusterName;
+    this.#clusterUid = options.clusterUid;
+    this.#loadBalancerClass = options.loadBalancerClass;
+    this.#classRule = options.classRule;
   }
 
   /** The other Services of the group `key` of `service`'s namespace that are served and not going. */
   sharers(service: Pick<SlimService, "namespace" | "name">, key: string): SlimService[] {
     const self = objectKey(service);
-    return this.#o.services.list().filter((other) =>
+    return this.#services.list().filter((other) =>
       other.namespace === service.namespace && objectKey(other) !== self && shareKeyOf(other) === key &&
-      !other.deletionTimestamp && wantsLoadBalancer(other, this.#o.loadBalancerClass, this.#o.classRule)
+      !other.deletionTimestamp && wantsLoadBalancer(other, this.#loadBalancerClass, this.#classRule)
     );
   }
 
@@ -95,15 +112,15 @@ export class ServiceShare {
   }
 
   /** Records the group on the Service and retires a load balancer of its own; before anything is sent. */
-  async join(service: SlimService, intent: ServiceIntent, key: string): Promise<void> {
-    const { writes, directory, cleanup, clusterName } = this.#o;
-    if (recordedShareOf(service) !== key) await writes.recordShare(service, key);
-    if (!service.finalizers.includes(FINALIZER)) await writes.setFinalizer(service, FINALIZER, true);
-    if (directory.idOf(intent.key)) {
-      await cleanup.retireDedicated(service, {
+  async join(report: PassReport, intent: ServiceIntent, key: string): Promise<void> {
+    const service = report.service;
+    if (recordedShareOf(service) !== key) await this.#writes.recordShare(service, key);
+    if (!service.finalizers.includes(FINALIZER)) await this.#writes.setFinalizer(service, FINALIZER, true);
+    if (this.#directory.idOf(intent.key)) {
+      await this.#cleanup.retireDedicated(report, {
         key: intent.key,
-        labels: loadBalancerLabels(clusterName, service.namespace, service.name),
-        name: loadBalancerName(clusterName, service.namespace, service.name),
+        labels: loadBalancerLabels(this.#clusterName, service.namespace, service.name),
+        name: loadBalancerName(this.#clusterName, service.namespace, service.name),
       });
     }
   }
@@ -113,29 +130,29 @@ export class ServiceShare {
    * last Service retires it (deleted, or released when that Service asks to preserve it). True while the load
    * balancer is being deleted (look again).
    */
-  async leave(service: SlimService, key: string): Promise<boolean> {
-    const { directory, cleanup, send, writes, clusterName, clusterUid } = this.#o;
+  async leave(report: PassReport, key: string): Promise<boolean> {
+    const service = report.service;
     const loadBalancerKey = sharedKey(service.namespace, key);
     const labels = {
-      ...sharedLoadBalancerLabels(clusterName, service.namespace, key),
-      [CLUSTER_UID_LABEL]: clusterUid,
+      ...sharedLoadBalancerLabels(this.#clusterName, service.namespace, key),
+      [CLUSTER_UID_LABEL]: this.#clusterUid,
     };
-    const name = sharedLoadBalancerName(clusterName, service.namespace, key);
+    const name = sharedLoadBalancerName(this.#clusterName, service.namespace, key);
     const others = this.sharers(service, key);
     let retiring = false;
     if (others.length === 0) {
-      retiring = await cleanup.retireDedicated(service, { key: loadBalancerKey, labels, name });
+      retiring = await this.#cleanup.retireDedicated(report, { key: loadBalancerKey, labels, name });
     } else {
-      const found = await directory.find(loadBalancerKey, { labels, name, mayExist: true });
+      const found = await this.#directory.find(loadBalancerKey, { labels, name, mayExist: true });
       if (found && !found.foreign && found.lb.state !== "deleting") {
         const claimed = new Set(others.flatMap((other) => portPlan(other).tcp.map((p) => listenerName(p.port))));
         const calls = planShareLeave(found.lb, claimed);
         if (calls.length > 0) {
-          const result = await send(objectKey(service), calls, { current: found.lb });
-          if (result.loadBalancer && !writes.dryRun) {
-            directory.remember(loadBalancerKey, result.loadBalancer, { document: "written" });
+          const result = await this.#send(objectKey(service), calls, { current: found.lb });
+          if (result.loadBalancer && !this.#writes.dryRun) {
+            this.#directory.remember(loadBalancerKey, result.loadBalancer, { document: "written" });
           }
-          if (!writes.dryRun) {
+          if (!this.#writes.dryRun) {
             log.info(1, "took the Service's listeners off its shared load balancer", {
               service: objectKey(service),
               loadBalancer: found.lb.id,
@@ -144,7 +161,7 @@ export class ServiceShare {
         }
       }
     }
-    if (!retiring && !service.deletionTimestamp) await writes.recordShare(service, null);
+    if (!retiring && !service.deletionTimestamp) await this.#writes.recordShare(service, null);
     return retiring;
   }
 }

@@ -1,7 +1,8 @@
 /**
- * The steps of a pass over a Service, built once per controller from its options ({@linkcode passSteps}): where each
- * load balancer is, placing new ones, waiting for them to provision, what the user is told, the Ready condition,
- * sending the calls, cleaning up, edges, sharing, finding a Service's load balancer and applying a plan.
+ * The steps of a pass over a Service, built once per controller from its settings ({@linkcode passSteps}), in the
+ * order a pass uses them: finding (where each load balancer is, finding a Service's, placing a new one, edges,
+ * sharing), applying (sending the calls, the writes, cleaning up, waiting for new load balancers to provision) and
+ * telling (the events, the Ready condition).
  *
  * @module
  */
@@ -13,104 +14,87 @@ import { PlacementFacts } from "./placement_facts.ts";
 import { ProvisioningTracker } from "./provisioning_tracker.ts";
 import { ServiceApply } from "./service_apply.ts";
 import { ServiceCleanup } from "./service_cleanup.ts";
-import type { ServiceControllerOptions } from "./service_controller_options.ts";
+import type { ServiceControllerSettings } from "./service_controller_options.ts";
 import { ServiceEdge } from "./service_edge.ts";
 import { ServiceLookup } from "./service_lookup.ts";
 import { ServiceReadiness } from "./service_readiness.ts";
 import { ServiceReporter } from "./service_reporter.ts";
 import { ServiceShare } from "./service_share.ts";
-import { DEFAULTS } from "../../defaults.ts";
 
 /**
- * The steps of a pass, each built once from the controller's options: none is handed another through a closure, and
- * each imports only the steps below it (edge → cleanup → edge membership; apply and cleanup → tracker → directory).
+ * The steps of a pass, each built once from the controller's settings: none is handed another through a closure,
+ * and each imports only the steps below it (edge → cleanup → edge membership; lookup, share and cleanup → directory).
  */
 export interface PassSteps {
+  /** Find: where each Service's load balancer is. */
   directory: LoadBalancerDirectory;
-  placement: LoadBalancerPlacement;
-  tracker: ProvisioningTracker;
-  reporter: ServiceReporter;
-  readiness: ServiceReadiness;
-  send: CloudCallSender;
-  cleanup: ServiceCleanup;
-  edge: ServiceEdge;
-  edges: EdgeMembership;
-  share: ServiceShare;
+  /** Find: a Service's load balancer (or the one it names). */
   lookup: ServiceLookup;
+  /** Find: where a new load balancer goes, and the members on its network. */
+  placement: LoadBalancerPlacement;
+  /** Find and apply on an edge. */
+  edge: ServiceEdge;
+  /** Leave an edge the Service no longer names. */
+  edges: EdgeMembership;
+  /** Check, join and leave a share group. */
+  share: ServiceShare;
+  /** Apply a plan; write a served address. */
   apply: ServiceApply;
+  /** Retire a load balancer; the pass over a Service whose load balancer must go. */
+  cleanup: ServiceCleanup;
+  /** Sends the calls (describes them in a dry run). */
+  send: CloudCallSender;
+  /** Waits for new load balancers to provision. */
+  tracker: ProvisioningTracker;
+  /** Tells the events of each pass. */
+  reporter: ServiceReporter;
+  /** Writes the Ready condition of each pass. */
+  readiness: ServiceReadiness;
 }
 
-/** Builds the steps of the passes of a controller with `o` and drift-check period `driftMs`. */
-export function passSteps(o: ServiceControllerOptions, driftMs: number): PassSteps {
-  const pollMs = o.provisioningPollMs ?? DEFAULTS.provisioningPollMs;
-  const directory = new LoadBalancerDirectory(o.cloud, {
-    clusterName: o.clusterName,
-    clusterUid: o.clusterUid,
-    documentTtlMs: driftMs,
-  });
-  const tracker = new ProvisioningTracker(o.cloud, { clusterName: o.clusterName, minPollMs: pollMs, directory });
-  const reporter = new ServiceReporter(o);
-  const send = cloudCallSender(o.cloud, { controller: "service", dryRun: o.dryRun });
-  const edges = new EdgeMembership({
-    cloud: o.cloud,
-    send,
-    writes: o.writes,
-    clusterName: o.clusterName,
-    clusterUid: o.clusterUid,
-  });
+/** Builds the steps of the passes of a controller with `settings`. */
+export function passSteps(settings: ServiceControllerSettings): PassSteps {
+  const { cloud, writes, clusterName, clusterUid, driftCheckMs, provisioningPollMs } = settings;
+  const directory = new LoadBalancerDirectory(cloud, { clusterName, clusterUid, documentTtlMs: driftCheckMs });
+  const tracker = new ProvisioningTracker(cloud, { clusterName, minPollMs: provisioningPollMs, directory });
+  const send = cloudCallSender(cloud, { controller: "service", dryRun: settings.dryRun });
+  const edges = new EdgeMembership({ cloud, send, writes, clusterName, clusterUid });
   const cleanup = new ServiceCleanup({
     directory,
     tracker,
-    reporter,
     send,
-    writes: o.writes,
-    clusterName: o.clusterName,
-    clusterUid: o.clusterUid,
+    writes,
+    clusterName,
+    clusterUid,
     edges,
-    deletePollMs: pollMs,
+    deletePollMs: provisioningPollMs,
   });
   return {
     directory,
+    lookup: new ServiceLookup({ directory, cleanup, recheckAfterMs: driftCheckMs }),
     placement: new LoadBalancerPlacement({
-      facts: new PlacementFacts(o.cloud),
-      defaults: o.defaults,
-      dryRun: o.dryRun,
+      facts: new PlacementFacts(cloud),
+      defaults: settings.defaults,
+      dryRun: settings.dryRun,
     }),
-    tracker,
-    reporter,
-    readiness: new ServiceReadiness(o.writes),
-    send,
-    cleanup,
-    edge: new ServiceEdge({
-      cloud: o.cloud,
-      send,
-      writes: o.writes,
-      reporter,
-      cleanup,
-      driftCheckMs: driftMs,
-      provisioningPollMs: pollMs,
-    }),
+    edge: new ServiceEdge({ cloud, send, writes, cleanup }),
     edges,
     share: new ServiceShare({
-      services: o.services.store,
+      services: settings.services.store,
       directory,
       cleanup,
       send,
-      writes: o.writes,
-      clusterName: o.clusterName,
-      clusterUid: o.clusterUid,
-      loadBalancerClass: o.loadBalancerClass,
-      classRule: { requireClass: o.requireLoadBalancerClass },
+      writes,
+      clusterName,
+      clusterUid,
+      loadBalancerClass: settings.loadBalancerClass,
+      classRule: { requireClass: settings.requireLoadBalancerClass },
     }),
-    lookup: new ServiceLookup({ directory, cleanup, recheckAfterMs: driftMs }),
-    apply: new ServiceApply({
-      writes: o.writes,
-      directory,
-      tracker,
-      reporter,
-      send,
-      driftCheckMs: driftMs,
-      dryRun: o.dryRun !== undefined,
-    }),
+    apply: new ServiceApply({ writes, directory, send, driftCheckMs, dryRun: settings.dryRun !== undefined }),
+    cleanup,
+    send,
+    tracker,
+    reporter: new ServiceReporter(settings),
+    readiness: new ServiceReadiness(writes),
   };
 }
