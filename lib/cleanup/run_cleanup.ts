@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { CLUSTER_LABEL, EDGE_IN_USE_ANNOTATION } from "../ankra_names.ts";
 import { AnkraCloudClient } from "../cloud/client.ts";
 import type { Edge } from "../cloud/schemas.ts";
 import type { Command } from "../config/config.ts";
@@ -26,10 +27,10 @@ import { KubeClient } from "../kube/client.ts";
 import { kubeConnection } from "../kube/kubeconfig.ts";
 import { objectKey } from "../kube/object_key.ts";
 import { serviceWriter } from "../kube/service_writes.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimService, slimService } from "../kube/slim.ts";
+import { type SlimService, slimService } from "../kube/slim.ts";
 import { configureLogging, redact } from "../log.ts";
 import { type CleanupPlan, clusterUidByName, planCleanup } from "../provider/service/cluster_cleanup.ts";
-import { CLUSTER_LABEL, edgeMemberPrefix } from "../provider/service/load_balancer_names.ts";
+import { edgeMemberPrefix } from "../provider/service/load_balancer_names.ts";
 import { FINALIZER } from "../provider/service/service_plan.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 

@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { DOCTOR_PROBE_LABEL } from "../ankra_names.ts";
 import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
 import type { CreateLoadBalancerInput } from "../cloud/load_balancers.ts";
 import type { Config } from "../config/config.ts";
@@ -111,7 +112,7 @@ export const OPERATE_PROBE: CreateLoadBalancerInput = {
   zone: OPERATE_PROBE_ZONE,
   name: "ankra-cloud-ccm-doctor-probe",
   network_id: "",
-  labels: { "ccm.ankra.cloud/doctor-probe": "true" },
+  labels: { [DOCTOR_PROBE_LABEL]: "true" },
   high_availability: false,
   public_ipv4: false,
 };

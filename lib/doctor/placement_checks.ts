@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX } from "../ankra_names.ts";
 import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import { chooseHighAvailability } from "../provider/service/load_balancer_plan.ts";
@@ -316,7 +317,7 @@ function zoneVerdict(
       text: `${name}: no load balancer can be placed (${reasons.compute ?? "the zone has no compute node"})`,
       fix: zone.source === "ANKRA_CLOUD_ZONE"
         ? "set ANKRA_CLOUD_ZONE to a zone with compute nodes"
-        : `set ANKRA_CLOUD_ZONE (or the load-balancer.ankra.cloud/zone annotation) to a zone with compute nodes`,
+        : `set ANKRA_CLOUD_ZONE (or the ${ANNOTATION_PREFIX}zone annotation) to a zone with compute nodes`,
     };
   }
   const choice = chooseHighAvailability({ mode, zone: name, capabilities });

@@ -8,11 +8,12 @@
  *
  * @module
  */
+import { EDGE_IN_USE_ANNOTATION, READY_CONDITION_TYPE, SHARE_IN_USE_ANNOTATION } from "../ankra_names.ts";
 import type { V1Service } from "@kubernetes/client-node";
 import { isKubeError } from "./errors.ts";
 import { describedInDryRun, type KubeWriteTarget, updateObject } from "./object_writes.ts";
 import { objectKey } from "./object_key.ts";
-import { EDGE_IN_USE_ANNOTATION, READY_CONDITION_TYPE, SHARE_IN_USE_ANNOTATION, type SlimCondition } from "./slim.ts";
+import { type SlimCondition } from "./slim.ts";
 
 function described(target: KubeWriteTarget, service: ServiceName, action: string, detail: string): boolean {
   return describedInDryRun(target, {

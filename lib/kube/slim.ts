@@ -6,19 +6,17 @@
  * @module
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
+import {
+  ANNOTATION_PREFIX,
+  EDGE_IN_USE_ANNOTATION,
+  READY_CONDITION_TYPE,
+  SHARE_IN_USE_ANNOTATION,
+} from "../ankra_names.ts";
 
 /** Annotation a kubelet with `--node-ip` writes. */
 export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
 /** k3s's record of a node's arguments (tells whether ServiceLB runs). */
 export const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
-/** Prefix of this controller's Service annotations. */
-export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
-/** Annotation in which the controller records the edge holding a Service's members. */
-export const EDGE_IN_USE_ANNOTATION = "ccm.ankra.cloud/edge";
-/** Annotation in which the controller records the shared load balancer holding a Service's listeners (`<key>`). */
-export const SHARE_IN_USE_ANNOTATION = "ccm.ankra.cloud/share";
-/** The Service status condition this controller writes (`lib/provider/service/ready_condition.ts`); the store keeps only it. */
-export const READY_CONDITION_TYPE = "load-balancer.ankra.cloud/Ready";
 
 /** This controller's condition in a Service's `status.conditions`, as the store keeps it. */
 export interface SlimCondition {

@@ -4,13 +4,10 @@
  * `kube-system` namespace's UID; a load balancer of another cluster with the same `--cluster-name` is never adopted,
  * changed or deleted.
  */
+import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { LoadBalancerSweeper } from "../../lib/controllers/service/load_balancer_sweeper.ts";
-import {
-  CLUSTER_UID_LABEL,
-  loadBalancerLabels,
-  loadBalancerName,
-} from "../../lib/provider/service/load_balancer_names.ts";
+import { loadBalancerLabels, loadBalancerName } from "../../lib/provider/service/load_balancer_names.ts";
 import { type SharedControlPlane, startControlPlane, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventually } from "../support/eventually.ts";
 import { kubeOk, kubeRequest } from "../support/kube_http.ts";

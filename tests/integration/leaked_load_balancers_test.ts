@@ -3,6 +3,7 @@
  * the sweeper in-process (short periods), and the controller binary for the flag and the dry run. The sweeper's
  * behaviour through an Ankra Cloud outage is tested over fakes (tests/unit/controllers/service/load_balancer_sweeper_test.ts).
  */
+import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { startReplica, stop } from "../support/controller_process.ts";
@@ -22,7 +23,7 @@ import {
 import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
 import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/simulator.ts";
 import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/service/load_balancer_sweeper.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
+import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 
 const SWEEP_PERIOD_MS = 1_500;

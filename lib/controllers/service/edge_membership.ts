@@ -6,12 +6,13 @@
  *
  * @module
  */
+import { EDGE_IN_USE_ANNOTATION } from "../../ankra_names.ts";
 import type { AnkraCloudClient } from "../../cloud/client.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import { isAnkraId } from "../../cloud/ids.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../../kube/slim.ts";
+import { type SlimService } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
 import { edgeMembersWithout } from "../../provider/service/edge_plan.ts";
 import { edgeMemberPrefix } from "../../provider/service/load_balancer_names.ts";

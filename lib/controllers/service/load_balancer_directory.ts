@@ -22,10 +22,10 @@
  *
  * @module
  */
+import { CLUSTER_LABEL } from "../../ankra_names.ts";
 import type { AnkraCloudClient, LoadBalancer } from "../../cloud/client.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import * as log from "../../log.ts";
-import { CLUSTER_LABEL } from "../../provider/service/load_balancer_names.ts";
 import {
   type ClusterIdentity,
   collisionMessage,

@@ -10,12 +10,12 @@
  *
  * @module
  */
+import { CLUSTER_LABEL } from "../../ankra_names.ts";
 import type { LoadBalancerCalls } from "../../cloud/load_balancers.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import type { SyncedStore } from "../../kube/store.ts";
 import type { SlimService } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
-import { CLUSTER_LABEL } from "../../provider/service/load_balancer_names.ts";
 import { type LeakedLoadBalancer, planSweep } from "../../provider/service/leaked_load_balancers.ts";
 import { sharedGroupOf, sharedKey } from "../../provider/service/load_balancer_ownership.ts";
 import { shareKeyOf } from "../../provider/service/load_balancer_sharing.ts";

@@ -11,11 +11,11 @@
  *
  * @module
  */
+import { CLUSTER_LABEL } from "../../ankra_names.ts";
 import type { AnkraCloudClient, LoadBalancer } from "../../cloud/client.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import * as log from "../../log.ts";
 import { abortableSleep } from "../../runtime/abort.ts";
-import { CLUSTER_LABEL } from "../../provider/service/load_balancer_names.ts";
 import { loadBalancerIngress } from "../../provider/service/service_ingress.ts";
 import { DEFAULTS } from "../../defaults.ts";
 import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";

@@ -9,12 +9,12 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX, EDGE_IN_USE_ANNOTATION, RELEASED_LABEL } from "../../ankra_names.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
-import { EDGE_IN_USE_ANNOTATION } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
 import { preservesOnDelete } from "../../provider/service/annotations.ts";
-import { loadBalancerLabels, loadBalancerName, RELEASED_LABEL } from "../../provider/service/load_balancer_names.ts";
+import { loadBalancerLabels, loadBalancerName } from "../../provider/service/load_balancer_names.ts";
 import { planRelease, releasedLabelValue } from "../../provider/service/load_balancer_release.ts";
 import { loadBalancerIngress } from "../../provider/service/service_ingress.ts";
 import { FINALIZER } from "../../provider/service/service_plan.ts";
@@ -108,9 +108,9 @@ export class ServiceCleanup {
         "provider",
         "Normal",
         "PreservedLoadBalancer",
-        `Kept load balancer ${found.lb.id} (addresses ${addresses}) as load-balancer.ankra.cloud/preserve-on-delete ` +
+        `Kept load balancer ${found.lb.id} (addresses ${addresses}) as ${ANNOTATION_PREFIX}preserve-on-delete ` +
           `asks: its listeners are removed and it is labelled ${RELEASED_LABEL}=${releasedLabelValue(service)}; a ` +
-          `Service with load-balancer.ankra.cloud/load-balancer-id: ${found.lb.id} takes it back, or delete it in ` +
+          `Service with ${ANNOTATION_PREFIX}load-balancer-id: ${found.lb.id} takes it back, or delete it in ` +
           "the Ankra Cloud console",
       );
       if (!this.#writes.dryRun) {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
 import type { AnkraCloudClient, Edge } from "../../cloud/client.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
@@ -63,7 +64,7 @@ export class ServiceEdge {
       if (isNotFound(cause)) {
         throw new WaitingForUser(
           "SyncLoadBalancerFailed",
-          `edge ${edgeId} (load-balancer.ankra.cloud/edge) does not exist in the account`,
+          `edge ${edgeId} (${ANNOTATION_PREFIX}edge) does not exist in the account`,
         );
       }
       throw cause;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
 import { FINALIZER, type ServiceIntent } from "../../provider/service/service_plan.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import type { FoundLoadBalancer, LoadBalancerDirectory } from "./load_balancer_directory.ts";
@@ -60,7 +61,7 @@ export class ServiceLookup {
     if (!named) {
       throw new WaitingForUser(
         "SyncLoadBalancerFailed",
-        `load balancer ${id} (load-balancer.ankra.cloud/load-balancer-id) does not exist in the account; nothing is ` +
+        `load balancer ${id} (${ANNOTATION_PREFIX}load-balancer-id) does not exist in the account; nothing is ` +
           "created: name an existing load balancer, or remove the annotation to get a new one",
         { recheckAfterMs: this.#recheckAfterMs, condition: "LoadBalancerNotFound" },
       );

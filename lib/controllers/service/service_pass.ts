@@ -20,9 +20,10 @@
  *
  * @module
  */
+import { EDGE_IN_USE_ANNOTATION } from "../../ankra_names.ts";
 import type { LoadBalancer } from "../../cloud/client.ts";
 import { objectKey } from "../../kube/object_key.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimService } from "../../kube/slim.ts";
+import { type SlimService } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
 import { withinAllowedResources } from "../../provider/service/allowed_resources.ts";
 import { parseAnnotations } from "../../provider/service/annotations.ts";

@@ -12,13 +12,13 @@
  *
  * @module
  */
+import { CLUSTER_UID_LABEL } from "../../ankra_names.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
 import type { SlimService } from "../../kube/slim.ts";
 import type { StoreReader } from "../../kube/store.ts";
 import * as log from "../../log.ts";
 import {
-  CLUSTER_UID_LABEL,
   listenerName,
   loadBalancerLabels,
   loadBalancerName,

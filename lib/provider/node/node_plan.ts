@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { REGION_LABEL, ZONE_LABEL } from "../../ankra_names.ts";
 import type { NodeAddress, SlimNode, Taint } from "../../kube/slim.ts";
 import {
   applyProvidedNodeIp,
@@ -40,8 +41,8 @@ export interface InstanceMetadata {
 /** GA label → beta twin. */
 export const TOPOLOGY_LABELS = {
   instanceType: ["node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"],
-  zone: ["topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"],
-  region: ["topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"],
+  zone: [ZONE_LABEL, "failure-domain.beta.kubernetes.io/zone"],
+  region: [REGION_LABEL, "failure-domain.beta.kubernetes.io/region"],
 } as const;
 
 /** The labels the metadata asks for (empty values are not written). */

@@ -16,7 +16,8 @@
  *
  * @module
  */
-import { type LoadBalancerSettings, PREFIX } from "./annotations.ts";
+import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
+import { type LoadBalancerSettings } from "./annotations.ts";
 import type { Notice, ServiceIntent } from "./service_plan.ts";
 
 /** The event reason of a Service naming a resource outside an allow-list. */
@@ -84,7 +85,7 @@ export function disallowedResources(settings: NamedResources, allowed: AllowedRe
     const list = spec.list(allowed);
     for (const id of spec.named(settings)) {
       if (!isAllowed(list, id)) {
-        found.push({ annotation: PREFIX + spec.annotation, kind: spec.kind, id, variable: spec.variable });
+        found.push({ annotation: ANNOTATION_PREFIX + spec.annotation, kind: spec.kind, id, variable: spec.variable });
       }
     }
   }

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX, RELEASED_LABEL } from "../../ankra_names.ts";
 import { ANKRA_ID, ANKRA_ID_WORDS, ZONE_NAME } from "../../cloud/ids.ts";
 import { parseGoBoolean } from "../../go_syntax.ts";
 import { type LabelRequirement, parseLabelSelector } from "./label_selector.ts";
@@ -81,9 +82,6 @@ export interface AnnotationSpec {
   /** A rule involving other annotations, checked once all were read: the rule broken, or undefined. */
   check?(settings: LoadBalancerSettings, given: ReadonlySet<string>): string | undefined;
 }
-
-/** The annotation prefix. */
-export const PREFIX = "load-balancer.ankra.cloud/";
 
 function integer(text: string, min: number, max: number): number | undefined {
   if (!/^[+-]?\d+$/.test(text)) return undefined;
@@ -157,7 +155,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       settings.loadBalancerId = value;
     },
     check(settings) {
-      if (settings.edgeId) return `cannot be combined with ${PREFIX}edge`;
+      if (settings.edgeId) return `cannot be combined with ${ANNOTATION_PREFIX}edge`;
     },
   },
   {
@@ -176,8 +174,8 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       settings.share = value;
     },
     check(settings) {
-      if (settings.edgeId) return `cannot be combined with ${PREFIX}edge`;
-      if (settings.loadBalancerId) return `cannot be combined with ${PREFIX}load-balancer-id`;
+      if (settings.edgeId) return `cannot be combined with ${ANNOTATION_PREFIX}edge`;
+      if (settings.loadBalancerId) return `cannot be combined with ${ANNOTATION_PREFIX}load-balancer-id`;
     },
   },
   {
@@ -185,7 +183,7 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     values: "true or false",
     default: "false",
     meaning: "when the Service is deleted or stops being a LoadBalancer, keep its load balancer and address: its " +
-      "listeners are removed and it is labelled ccm.ankra.cloud/released=<namespace>.<name> (never swept); " +
+      `listeners are removed and it is labelled ${RELEASED_LABEL}=<namespace>.<name> (never swept); ` +
       "load-balancer-id takes it back",
     read(value, settings) {
       const parsed = parseGoBoolean(value);
@@ -283,7 +281,9 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       settings.tlsPorts = ports as number[];
     },
     check(settings, given) {
-      if (settings.tlsPorts.length > 0 && !given.has("certificate-ids")) return `needs ${PREFIX}certificate-ids`;
+      if (settings.tlsPorts.length > 0 && !given.has("certificate-ids")) {
+        return `needs ${ANNOTATION_PREFIX}certificate-ids`;
+      }
     },
   },
   {
@@ -312,7 +312,9 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       settings.redirectHttpToHttps = parsed;
     },
     check(settings) {
-      if (settings.redirectHttpToHttps && settings.protocol !== "http") return `needs ${PREFIX}protocol: http`;
+      if (settings.redirectHttpToHttps && settings.protocol !== "http") {
+        return `needs ${ANNOTATION_PREFIX}protocol: http`;
+      }
     },
   },
   {
@@ -361,7 +363,7 @@ export function defaultSettings(options: { sessionAffinity?: string } = {}): Loa
  * became invalid still keeps it.
  */
 export function preservesOnDelete(annotations: Record<string, string>): boolean {
-  return parseGoBoolean(annotations[PREFIX + "preserve-on-delete"]?.trim() ?? "") === true;
+  return parseGoBoolean(annotations[ANNOTATION_PREFIX + "preserve-on-delete"]?.trim() ?? "") === true;
 }
 
 /** Parses a Service's annotations with {@linkcode ANNOTATIONS}; every problem is reported, nothing is half-applied. */
@@ -372,17 +374,17 @@ export function parseAnnotations(
   const problems: AnnotationProblem[] = [];
   const settings = defaultSettings(options);
   const given = new Set<string>();
-  const valueOf = (spec: AnnotationSpec) => annotations[PREFIX + spec.name]?.trim() ?? "";
+  const valueOf = (spec: AnnotationSpec) => annotations[ANNOTATION_PREFIX + spec.name]?.trim() ?? "";
   for (const spec of ANNOTATIONS) {
     const value = valueOf(spec);
     if (!value) continue;
     given.add(spec.name);
     const rule = spec.read(value, settings);
-    if (rule) problems.push({ annotation: PREFIX + spec.name, rule, value });
+    if (rule) problems.push({ annotation: ANNOTATION_PREFIX + spec.name, rule, value });
   }
   for (const spec of ANNOTATIONS) {
     const rule = given.has(spec.name) ? spec.check?.(settings, given) : undefined;
-    if (rule) problems.push({ annotation: PREFIX + spec.name, rule, value: valueOf(spec) });
+    if (rule) problems.push({ annotation: ANNOTATION_PREFIX + spec.name, rule, value: valueOf(spec) });
   }
   return problems.length ? { ok: false, problems } : { ok: true, settings };
 }
@@ -394,6 +396,8 @@ export function describeProblems(problems: AnnotationProblem[]): string {
 
 /** The annotation table as Markdown (`docs/annotations.md` holds exactly this; a test checks it). */
 export function annotationTable(): string {
-  const rows = ANNOTATIONS.map((a) => `| \`${PREFIX}${a.name}\` | ${a.values} | ${a.default} | ${a.meaning} |`);
+  const rows = ANNOTATIONS.map((a) =>
+    `| \`${ANNOTATION_PREFIX}${a.name}\` | ${a.values} | ${a.default} | ${a.meaning} |`
+  );
   return ["| Annotation | Values | Default | Meaning |", "| --- | --- | --- | --- |", ...rows].join("\n");
 }

@@ -9,17 +9,12 @@
  *
  * @module
  */
+import { CLUSTER_LABEL, CLUSTER_UID_LABEL, RELEASED_LABEL, SERVICE_LABEL } from "../../ankra_names.ts";
 import type { EdgeMemberInput } from "../../cloud/edges.ts";
 import type { Edge, LoadBalancer } from "../../cloud/schemas.ts";
 import type { CloudCall } from "./cloud_calls.ts";
 import { asEdgeInput } from "./edge_plan.ts";
-import {
-  CLUSTER_LABEL,
-  CLUSTER_UID_LABEL,
-  edgeClusterPrefix,
-  RELEASED_LABEL,
-  SERVICE_LABEL,
-} from "./load_balancer_names.ts";
+import { edgeClusterPrefix } from "./load_balancer_names.ts";
 
 /** The cluster to clean up. */
 export interface CleanupTarget {

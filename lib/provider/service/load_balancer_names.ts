@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { CLUSTER_LABEL, SERVICE_LABEL, SHARED_LABEL } from "../../ankra_names.ts";
 import { sha256Hex } from "../sha256.ts";
 import { objectKey } from "../../kube/object_key.ts";
 
@@ -79,34 +80,11 @@ export function edgeMemberName(prefix: string, frontendPort: number, address: st
 
 /**
  * The Service and cluster labels of a Service's dedicated load balancer (the Go controller's two); the controller adds
- * {@linkcode CLUSTER_UID_LABEL} to the ones it creates or adopts.
+ * the cluster UID label (`CLUSTER_UID_LABEL`, lib/ankra_names.ts) to the ones it creates or adopts.
  */
 export function loadBalancerLabels(cluster: string, namespace: string, name: string): Record<string, string> {
-  return { "ccm.ankra.cloud/service": objectKey({ namespace, name }), "ccm.ankra.cloud/cluster": cluster };
+  return { [SERVICE_LABEL]: objectKey({ namespace, name }), [CLUSTER_LABEL]: cluster };
 }
-
-/** Label holding `<namespace>/<name>`. */
-export const SERVICE_LABEL = "ccm.ankra.cloud/service";
-/** Label holding the cluster name. */
-export const CLUSTER_LABEL = "ccm.ankra.cloud/cluster";
-/**
- * Label holding the UID of the `kube-system` namespace of the cluster that made (or adopted) the load balancer: two
- * clusters with the same `--cluster-name` in one account tell their load balancers apart by it.
- */
-export const CLUSTER_UID_LABEL = "ccm.ankra.cloud/cluster-uid";
-
-/**
- * Label of a load balancer a Service let go with `load-balancer.ankra.cloud/preserve-on-delete` (instead of the Service
- * label): `<namespace>.<name>` of that Service. Such a load balancer is never adopted by name, swept or deleted; a
- * Service naming it in `load-balancer.ankra.cloud/load-balancer-id` takes it back.
- */
-export const RELEASED_LABEL = "ccm.ankra.cloud/released";
-
-/**
- * Label of a load balancer several Services share (`load-balancer.ankra.cloud/share`), instead of the Service label:
- * `<namespace>.<key>`.
- */
-export const SHARED_LABEL = "ccm.ankra.cloud/shared";
 
 /** The name of the load balancer the Services of `namespace` sharing `key` use: `k8s-<cluster>-<ns>-shared-<key>`. */
 export function sharedLoadBalancerName(cluster: string, namespace: string, key: string): string {

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
 import type { Interface, Network } from "../../cloud/schemas.ts";
 import { type DesiredMember, selectMembers } from "./member_selection.ts";
 import { providerServerId } from "../server_match.ts";
@@ -114,7 +115,7 @@ export interface NetworkPlacementInput {
   families?: (4 | 6)[];
 }
 
-const SET_NETWORK = "set the load-balancer.ankra.cloud/network-id annotation or ANKRA_CLOUD_NETWORK_ID";
+const SET_NETWORK = `set the ${ANNOTATION_PREFIX}network-id annotation or ANKRA_CLOUD_NETWORK_ID`;
 
 /** The ids of the networks each server has a leg on. */
 export function serverNetworks(networks: NetworkWithLegs[]): Map<string, Set<string>> {

@@ -1,3 +1,11 @@
+import {
+  ANNOTATION_PREFIX,
+  CLUSTER_LABEL,
+  CLUSTER_UID_LABEL,
+  RELEASED_LABEL,
+  SERVICE_LABEL,
+  SHARED_LABEL,
+} from "../../ankra_names.ts";
 /**
  * Whose a load balancer is, decided from its labels alone. A cluster is its `--cluster-name` and the UID of its
  * `kube-system` namespace (`ccm.ankra.cloud/cluster-uid`): two clusters started with the same name in one account
@@ -7,13 +15,6 @@
  *
  * @module
  */
-import {
-  CLUSTER_LABEL,
-  CLUSTER_UID_LABEL,
-  RELEASED_LABEL,
-  SERVICE_LABEL,
-  SHARED_LABEL,
-} from "./load_balancer_names.ts";
 
 /** Who this controller is: `--cluster-name` and the `kube-system` namespace's UID. */
 export interface ClusterIdentity {
@@ -144,7 +145,7 @@ export function namedLoadBalancerUse(
     ok: false,
     reason: service
       ? `load balancer ${lb.id} is Service ${service}'s; nothing of it is changed: delete that Service with ` +
-        'load-balancer.ankra.cloud/preserve-on-delete: "true" to release it, or remove the annotation'
+        `${ANNOTATION_PREFIX}preserve-on-delete: "true" to release it, or remove the annotation`
       : `load balancer ${lb.id} carries labels of this controller (${JSON.stringify(lb.labels)}) but is no Service's ` +
         "and was not released by this cluster; nothing of it is changed",
   };

@@ -6,11 +6,11 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX, RELEASED_LABEL } from "../../ankra_names.ts";
 import type { LoadBalancer, ZoneCapabilities } from "../../cloud/schemas.ts";
 import type { CreateLoadBalancerInput } from "../../cloud/load_balancers.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
 import type { CloudCall } from "./cloud_calls.ts";
-import { RELEASED_LABEL } from "./load_balancer_names.ts";
 import { listenerCalls, type ListenerIntent } from "./listener_plan.ts";
 import { drainPlans, type DrainStarts } from "./member_drain.ts";
 import { type Ingress, type IngressStyle, loadBalancerIngress, sameIngress } from "./service_ingress.ts";
@@ -98,7 +98,7 @@ export function immutableNotice(
   }
   if (settings.ipv4 && !lb.public_ipv4 && lb.state === "running") {
     problems.push(
-      `load balancer ${lb.id} has no public IPv4 although load-balancer.ankra.cloud/ipv4 asks for one; IPv4 is ` +
+      `load balancer ${lb.id} has no public IPv4 although ${ANNOTATION_PREFIX}ipv4 asks for one; IPv4 is ` +
         "honoured at creation: recreate the Service to add it",
     );
   }

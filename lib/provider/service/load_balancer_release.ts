@@ -9,15 +9,10 @@
  *
  * @module
  */
+import { CLUSTER_UID_LABEL, RELEASED_LABEL, SERVICE_LABEL } from "../../ankra_names.ts";
 import type { LoadBalancer } from "../../cloud/schemas.ts";
 import type { CloudCall } from "./cloud_calls.ts";
-import {
-  CLUSTER_UID_LABEL,
-  isManagedListener,
-  RELEASED_LABEL,
-  releasedName,
-  SERVICE_LABEL,
-} from "./load_balancer_names.ts";
+import { isManagedListener, releasedName } from "./load_balancer_names.ts";
 
 /** The value of {@linkcode RELEASED_LABEL} for Service `<namespace>/<name>`: `<namespace>.<name>`. */
 export function releasedLabelValue(service: { namespace: string; name: string }): string {

@@ -13,9 +13,10 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX, SHARE_IN_USE_ANNOTATION } from "../../ankra_names.ts";
 import { objectKey } from "../../kube/object_key.ts";
-import { SHARE_IN_USE_ANNOTATION, type SlimService } from "../../kube/slim.ts";
-import { type LoadBalancerSettings, parseAnnotations, PREFIX } from "./annotations.ts";
+import { type SlimService } from "../../kube/slim.ts";
+import { type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
 import type { LoadBalancer } from "../../cloud/schemas.ts";
 import type { CloudCall } from "./cloud_calls.ts";
 import { isManagedListener, listenerName } from "./load_balancer_names.ts";
@@ -26,7 +27,7 @@ const SHARE_KEY = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 
 /** The share key a Service asks for (`load-balancer.ankra.cloud/share`), when it is a valid one. */
 export function shareKeyOf(service: Pick<SlimService, "annotations">): string | undefined {
-  const key = service.annotations[`${PREFIX}share`]?.trim();
+  const key = service.annotations[`${ANNOTATION_PREFIX}share`]?.trim();
   return key && SHARE_KEY.test(key) ? key : undefined;
 }
 
@@ -77,7 +78,7 @@ function settingsConflict(mine: CreationSettings, first: CreationSettings, first
   if (differ.length === 0) return undefined;
   return `asks for ${differ.join(", ")}, unlike Service ${firstName}, the first of the Services sharing its load ` +
     "balancer, which was made with those settings; nothing of this Service is applied: give it the same " +
-    `${PREFIX}ipv4, network-id and zone annotations, or another share key`;
+    `${ANNOTATION_PREFIX}ipv4, network-id and zone annotations, or another share key`;
 }
 
 /**

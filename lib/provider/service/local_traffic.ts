@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
 import type { SlimNode, SlimService } from "../../kube/slim.ts";
 import { classifyProviderId } from "../provider_id.ts";
 import { matchesSelector } from "./label_selector.ts";
@@ -64,7 +65,7 @@ export function servingIntent(service: SlimService, nodes: SlimNode[], options: 
     topic: "node-selector",
     reason: "NoMatchingNodes",
     message: selector && !servable
-      ? `load-balancer.ankra.cloud/node-selector "${selector.text}" matches no eligible node of an Ankra server; ` +
+      ? `${ANNOTATION_PREFIX}node-selector "${selector.text}" matches no eligible node of an Ankra server; ` +
         "the load balancer is kept as it is until one matches: label a node or change the selector"
       : undefined,
   };

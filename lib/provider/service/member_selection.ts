@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { ZONE_LABEL } from "../../ankra_names.ts";
 import { parseIp } from "../../ip_address.ts";
 import type { SlimNode } from "../../kube/slim.ts";
 import { parseProviderId } from "../provider_id.ts";
@@ -41,7 +42,7 @@ export interface MemberSelection {
 
 /** The zone of a node: the `topology.kubernetes.io/zone` label, else the zone of its providerID, else "". */
 export function nodeZone(node: SlimNode): string {
-  return node.labels["topology.kubernetes.io/zone"] ?? parseProviderId(node.providerID ?? "")?.zone ?? "";
+  return node.labels[ZONE_LABEL] ?? parseProviderId(node.providerID ?? "")?.zone ?? "";
 }
 
 /**

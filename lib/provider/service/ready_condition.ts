@@ -16,10 +16,8 @@
  *
  * @module
  */
+import { READY_CONDITION_TYPE } from "../../ankra_names.ts";
 import type { ServiceIntent } from "./service_plan.ts";
-
-/** The condition type. */
-export const READY_CONDITION = "load-balancer.ankra.cloud/Ready";
 
 /** Most characters of a condition's message (the API's limit is 32,768; events are cut at 1,024 too). */
 const MESSAGE_LIMIT = 1_024;
@@ -36,7 +34,7 @@ export interface ReadyState {
 
 /** The condition as the Service's status holds it (`metav1.Condition`). */
 export interface ReadyCondition extends ReadyState {
-  /** The condition type, {@linkcode READY_CONDITION}. */
+  /** The condition type, {@linkcode READY_CONDITION_TYPE}. */
   type: string;
   /** The Service generation this state was found for. */
   observedGeneration?: number;
@@ -90,7 +88,7 @@ export function readyConditionUpdate(
     return undefined;
   }
   return {
-    type: READY_CONDITION,
+    type: READY_CONDITION_TYPE,
     status: state.status,
     reason: state.reason,
     message,

@@ -10,10 +10,10 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX, CLUSTER_UID_LABEL, ZONE_LABEL } from "../../ankra_names.ts";
 import type { SlimNode, SlimService } from "../../kube/slim.ts";
 import { defaultSettings, describeProblems, type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
 import {
-  CLUSTER_UID_LABEL,
   edgeMemberPrefix,
   loadBalancerLabels,
   loadBalancerName,
@@ -27,7 +27,6 @@ import { isUnmanagedNode } from "../node_management.ts";
 import { UNINITIALIZED_TAINT } from "../node/node_plan.ts";
 import { k3sServersRunningServiceLb, serviceLbNotice } from "../k3s.ts";
 import { objectKey } from "../../kube/object_key.ts";
-import { ANNOTATION_PREFIX } from "../../kube/slim.ts";
 import { parseGoBoolean } from "../../go_syntax.ts";
 
 /** The finalizer the framework's service controller uses (and the Go controller with it). */
@@ -345,7 +344,7 @@ export function chooseZone(intent: Pick<ServiceIntent, "settings" | "nodes">, de
   if (best) return { ok: true, value: best[0] };
   return {
     ok: false,
-    problem: "no zone for the load balancer: set the load-balancer.ankra.cloud/zone annotation or ANKRA_CLOUD_ZONE, " +
-      "or label the nodes with topology.kubernetes.io/zone",
+    problem: `no zone for the load balancer: set the ${ANNOTATION_PREFIX}zone annotation or ANKRA_CLOUD_ZONE, ` +
+      `or label the nodes with ${ZONE_LABEL}`,
   };
 }

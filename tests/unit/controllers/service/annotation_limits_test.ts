@@ -4,8 +4,8 @@
  * operator's allow-list is a `ResourceNotAllowed` Warning and no frontend uses it. The chart's allow-list values
  * reaching the controller as its variables are in tests/integration/annotation_limits_test.ts.
  */
+import { EDGE_IN_USE_ANNOTATION } from "../../../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
-import { EDGE_IN_USE_ANNOTATION } from "../../../../lib/kube/slim.ts";
 import { eventually } from "../../../support/eventually.ts";
 import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
 

@@ -2,14 +2,11 @@
  * The load balancer directory against the simulator (no Kubernetes needed): which load balancer a Service gets by its
  * labels and UID — its own, a legacy one to adopt, or none because another cluster's has its name.
  */
+import { CLUSTER_UID_LABEL } from "../../../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { isNotFound } from "../../../../lib/cloud/errors.ts";
 import { LoadBalancerDirectory } from "../../../../lib/controllers/service/load_balancer_directory.ts";
-import {
-  CLUSTER_UID_LABEL,
-  loadBalancerLabels,
-  loadBalancerName,
-} from "../../../../lib/provider/service/load_balancer_names.ts";
+import { loadBalancerLabels, loadBalancerName } from "../../../../lib/provider/service/load_balancer_names.ts";
 import { eventually } from "../../../support/eventually.ts";
 import { startTestCloud, type TestCloud } from "../../../support/simulator.ts";
 

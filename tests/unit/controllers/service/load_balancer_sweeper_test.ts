@@ -5,11 +5,12 @@
  * present Service's stay. The pure rule is tests/unit/provider/service/leaked_load_balancers_test.ts; the controller binary's
  * flag and dry run are tests/integration/leaked_load_balancers_test.ts.
  */
+import { CLUSTER_UID_LABEL } from "../../../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { LoadBalancerSweeper, type SweepPass } from "../../../../lib/controllers/service/load_balancer_sweeper.ts";
 import { objectKey } from "../../../../lib/kube/object_key.ts";
 import type { SlimService } from "../../../../lib/kube/slim.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../../../lib/provider/service/load_balancer_names.ts";
+import { loadBalancerLabels } from "../../../../lib/provider/service/load_balancer_names.ts";
 import { eventually } from "../../../support/eventually.ts";
 import { FakeStore } from "../../../support/fake_cluster.ts";
 import { slimService } from "../../../support/slim_service.ts";

@@ -2,6 +2,7 @@
  * The operator's allow-lists of certificates, edges and networks a Service may name: the decision (pure), how the
  * variables are read, and the chart values that set them.
  */
+import { ANNOTATION_PREFIX } from "../../../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
 import { resolveCommand } from "../../../../lib/config/config.ts";
@@ -13,7 +14,6 @@ import {
   RESOURCE_NOT_ALLOWED,
   withinAllowedResources,
 } from "../../../../lib/provider/service/allowed_resources.ts";
-import { PREFIX } from "../../../../lib/provider/service/annotations.ts";
 import { serviceIntent } from "../../../../lib/provider/service/service_plan.ts";
 import { slimService } from "../../../support/slim_service.ts";
 import { TEST_TOKEN } from "../../../support/simulator.ts";
@@ -21,9 +21,9 @@ import { TEST_TOKEN } from "../../../support/simulator.ts";
 const ROOT = new URL("../../../..", import.meta.url).pathname;
 const OPTIONS = { clusterName: "prod", defaults: { highAvailability: "auto" as const } };
 const TLS = {
-  [`${PREFIX}protocol`]: "http",
-  [`${PREFIX}tls-ports`]: "443",
-  [`${PREFIX}certificate-ids`]: "cert-team, cert-wildcard",
+  [`${ANNOTATION_PREFIX}protocol`]: "http",
+  [`${ANNOTATION_PREFIX}tls-ports`]: "443",
+  [`${ANNOTATION_PREFIX}certificate-ids`]: "cert-team, cert-wildcard",
 };
 
 function intentFor(annotations: Record<string, string>, allowed: AllowedResources) {
@@ -47,7 +47,7 @@ Deno.test("a certificate outside the list is a ResourceNotAllowed Warning and th
   assert.equal(notice.reason, RESOURCE_NOT_ALLOWED);
   assert.equal(
     notice.message,
-    `${PREFIX}certificate-ids names certificate "cert-wildcard", which ANKRA_CLOUD_ALLOWED_CERTIFICATE_IDS does not ` +
+    `${ANNOTATION_PREFIX}certificate-ids names certificate "cert-wildcard", which ANKRA_CLOUD_ALLOWED_CERTIFICATE_IDS does not ` +
       "allow; nothing is created or changed until the annotation names an allowed one (or the controller's " +
       "operator adds it to the list)",
   );
@@ -60,19 +60,22 @@ Deno.test("a certificate outside the list is a ResourceNotAllowed Warning and th
 });
 
 Deno.test("an edge or network outside its list is named with its variable; each list governs only its kind", () => {
-  const annotations = { [`${PREFIX}edge`]: "edge-shared", [`${PREFIX}network-id`]: "net-finance" };
+  const annotations = {
+    [`${ANNOTATION_PREFIX}edge`]: "edge-shared",
+    [`${ANNOTATION_PREFIX}network-id`]: "net-finance",
+  };
   const both = disallowedResources(
     { edgeId: "edge-shared", networkId: "net-finance", certificateIds: [] },
     { edges: ["edge-team"], networkIds: ["net-team"], certificateIds: [] },
   );
   assert.deepEqual(both, [
     {
-      annotation: `${PREFIX}network-id`,
+      annotation: `${ANNOTATION_PREFIX}network-id`,
       kind: "network",
       id: "net-finance",
       variable: "ANKRA_CLOUD_ALLOWED_NETWORK_IDS",
     },
-    { annotation: `${PREFIX}edge`, kind: "edge", id: "edge-shared", variable: "ANKRA_CLOUD_ALLOWED_EDGES" },
+    { annotation: `${ANNOTATION_PREFIX}edge`, kind: "edge", id: "edge-shared", variable: "ANKRA_CLOUD_ALLOWED_EDGES" },
   ]);
   const message = intentFor(annotations, { edges: ["edge-team"], networkIds: ["net-team"] }).notices
     .find((n) => n.topic === "annotations")!.message!;
@@ -86,7 +89,10 @@ Deno.test("an edge or network outside its list is named with its variable; each 
 });
 
 Deno.test("invalid annotations stay an InvalidAnnotation; the allow-lists judge only valid settings", () => {
-  const intent = intentFor({ [`${PREFIX}edge`]: "..", [`${PREFIX}certificate-ids`]: "cert-wildcard" }, {
+  const intent = intentFor({
+    [`${ANNOTATION_PREFIX}edge`]: "..",
+    [`${ANNOTATION_PREFIX}certificate-ids`]: "cert-wildcard",
+  }, {
     edges: ["edge-team"],
     certificateIds: ["cert-team"],
   });

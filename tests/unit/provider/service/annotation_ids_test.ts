@@ -3,13 +3,14 @@
  * `/v1/zones/{zone}/capabilities`): a value outside the API's id shape is an `InvalidAnnotation` and the Service waits,
  * so no request is ever built from it.
  */
+import { ANNOTATION_PREFIX } from "../../../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
-import { parseAnnotations, PREFIX } from "../../../../lib/provider/service/annotations.ts";
+import { parseAnnotations } from "../../../../lib/provider/service/annotations.ts";
 import { serviceIntent } from "../../../../lib/provider/service/service_plan.ts";
 import { pathId } from "../../../../lib/cloud/cloud_api.ts";
 import { slimService } from "../../../support/slim_service.ts";
 
-const a = (name: string, value: string) => ({ [PREFIX + name]: value });
+const a = (name: string, value: string) => ({ [ANNOTATION_PREFIX + name]: value });
 
 /** Values that would leave their path segment, or are not ids at all. */
 const NOT_IDS = [
@@ -34,7 +35,7 @@ Deno.test("an edge, network or certificate id that is not an Ankra Cloud id is a
       const parsed = parseAnnotations(a(name, value));
       assert.ok(!parsed.ok, `${name}: ${JSON.stringify(value)} is refused`);
       assert.equal(parsed.problems.length, 1);
-      assert.equal(parsed.problems[0].annotation, PREFIX + name);
+      assert.equal(parsed.problems[0].annotation, ANNOTATION_PREFIX + name);
       assert.match(parsed.problems[0].rule, /Ankra Cloud (edge|network|certificate) ids? \(1-128 letters, digits/);
       assert.equal(parsed.problems[0].value, value.trim());
     }

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
-import { ANNOTATIONS, parseAnnotations, PREFIX } from "../../../../lib/provider/service/annotations.ts";
+import { ANNOTATION_PREFIX } from "../../../../lib/ankra_names.ts";
+import { ANNOTATIONS, parseAnnotations } from "../../../../lib/provider/service/annotations.ts";
 import { annotationDocument } from "../../../../scripts/annotation_docs.ts";
 
-const a = (name: string, value: string) => ({ [PREFIX + name]: value });
+const a = (name: string, value: string) => ({ [ANNOTATION_PREFIX + name]: value });
 
 Deno.test("docs/annotations.md is the table the code parses", async () => {
   const doc = await Deno.readTextFile(new URL("../../../../docs/annotations.md", import.meta.url));
   assert.equal(doc, annotationDocument(), "run: deno run --allow-write scripts/annotation_docs.ts");
-  for (const annotation of ANNOTATIONS) assert.ok(doc.includes(`\`${PREFIX}${annotation.name}\``));
+  for (const annotation of ANNOTATIONS) assert.ok(doc.includes(`\`${ANNOTATION_PREFIX}${annotation.name}\``));
 });
 
 Deno.test("defaults are the API's health check and no IPv4", () => {

@@ -3,9 +3,9 @@
  * no write.
  */
 import assert from "node:assert/strict";
+import { READY_CONDITION_TYPE } from "../../../../lib/ankra_names.ts";
 import {
   notReady,
-  READY_CONDITION,
   readyConditionUpdate,
   servingState,
   waitingState,
@@ -23,7 +23,7 @@ Deno.test("a new state is written with its generation and transition time; the s
     now: NOW,
   });
   assert.deepEqual(first, {
-    type: READY_CONDITION,
+    type: READY_CONDITION_TYPE,
     status: "False",
     reason: "Creating",
     message: "load balancer lb-1 is being created",
