@@ -12,10 +12,10 @@
 export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
 
 /** Prefix of what the controller itself records: its Service annotations and the labels of its load balancers. */
-export const CONTROLLER_PREFIX = "ccm.ankra.cloud/";
+const CONTROLLER_PREFIX = "ccm.ankra.cloud/";
 
 /** Prefix of the node labels an operator sets for this controller. */
-export const NODE_PREFIX = "node.ankra.cloud/";
+const NODE_PREFIX = "node.ankra.cloud/";
 
 /** The Service status condition this controller writes (`kubectl wait --for=condition=…`). */
 export const READY_CONDITION_TYPE = `${ANNOTATION_PREFIX}Ready`;

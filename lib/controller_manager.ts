@@ -57,10 +57,10 @@ export interface Controller {
 }
 
 /** Builds the controllers selected by the configuration. */
-export type ControllerFactory = (context: ControllerContext) => Controller[];
+type ControllerFactory = (context: ControllerContext) => Controller[];
 
 /** The process's metrics registry with process-level gauges. */
-export function processMetrics(): MetricsRegistry {
+function processMetrics(): MetricsRegistry {
   const metrics = new MetricsRegistry();
   metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", () => Deno.memoryUsage().rss);
   const started = Date.now() / 1000;
@@ -84,7 +84,7 @@ function waitForSignal(): { promise: Promise<string>; dispose: () => void } {
 }
 
 /** A problem serving `/healthz` and `/metrics` that the user fixes with a flag: one line, exit code 2. */
-export class ServingError extends Error {}
+class ServingError extends Error {}
 
 /** Reads the serving certificate and key (`--tls-cert-file`, `--tls-private-key-file`), or makes one in memory. */
 async function servingCertificate(config: Config): Promise<{ cert: string; key: string }> {
@@ -288,7 +288,7 @@ export async function runController(config: Config, controllers: ControllerFacto
  * lib/runtime_permissions.ts): the first lists of a large cluster leave tens of megabytes of parsed pages behind, and
  * V8 only gives that memory back after a full collection.
  */
-export function collectGarbage(): void {
+function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (typeof gc === "function") gc();
 }

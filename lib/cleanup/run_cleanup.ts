@@ -35,10 +35,10 @@ import { FINALIZER } from "../provider/service/service_plan.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 
 /** The cleanup command as `resolveCommand` reads it. */
-export type CleanupCommand = Extract<Command, { kind: "cleanup" }>;
+type CleanupCommand = Extract<Command, { kind: "cleanup" }>;
 
 /** Where the command's lines go, and the environment it runs in. */
-export interface CleanupOptions {
+interface CleanupOptions {
   /** Prints one line (default: standard output). */
   print?: (line: string) => void;
   /** The environment the configuration was read from: `KUBERNETES_SERVICE_HOST` says it runs inside a cluster. */

@@ -30,7 +30,7 @@ export type CloudErrorKind =
   | "invalid_answer";
 
 /** Details of a {@linkcode CloudApiError}. */
-export interface CloudErrorDetails {
+interface CloudErrorDetails {
   /** The API operation (`get_server`, …). */
   operation: string;
   /** HTTP status, when an answer arrived. */

@@ -32,7 +32,7 @@ export interface CreateLoadBalancerInput {
 }
 
 /** Health check fields accepted on input; omitted fields keep their value (or take the API default). */
-export type HealthCheckInput = Partial<HealthCheck>;
+type HealthCheckInput = Partial<HealthCheck>;
 
 /** Body of `create_load_balancer_backend`. */
 export interface CreateBackendInput {
@@ -85,7 +85,7 @@ export interface MemberInput {
 }
 
 /** Budget priority of a read. */
-export interface PriorityOption {
+interface PriorityOption {
   /** `high` for reads a waiting user is behind; `normal` otherwise. */
   priority?: "high" | "normal";
 }

@@ -40,13 +40,13 @@ export function fixedToken(token: string): TokenSource {
 }
 
 /** What one read of the token file means for the token in use. */
-export type TokenReadOutcome =
+type TokenReadOutcome =
   | { kind: "unchanged" }
   | { kind: "changed"; token: string }
   | { kind: "unusable"; problem: string };
 
 /** One read of the token file: its text, or why it could not be read. */
-export type TokenFileRead = { text: string } | { error: unknown };
+type TokenFileRead = { text: string } | { error: unknown };
 
 /**
  * Decides what a read of the token file means: the same token, a new one to switch to, or a file that cannot be
@@ -77,7 +77,7 @@ export async function tokenFingerprint(token: string): Promise<string> {
 }
 
 /** Options of {@linkcode TokenFile}. */
-export interface TokenFileOptions {
+interface TokenFileOptions {
   /** Re-read period, milliseconds (default 10 s); 0 turns the period off. */
   pollIntervalMs?: number;
   /** Watch the file's directory for changes (default true). */

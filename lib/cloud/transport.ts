@@ -50,7 +50,7 @@ export interface RetryPolicy {
 }
 
 /** Default retries: 5 attempts, 0.5 s doubling to 8 s, at most 60 s in all. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 5,
   baseDelayMs: 500,
   maxDelayMs: 8_000,
@@ -58,7 +58,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /** Options of {@linkcode CloudTransport}. */
-export interface TransportOptions {
+interface TransportOptions {
   /** API base URL without trailing slash. */
   apiUrl: string;
   /** API token (the one read at start, when `tokenFile` is given). */

@@ -25,13 +25,11 @@ import type { AllowedResources } from "../provider/service/allowed_resources.ts"
 import { encryptedOrLoopback } from "../tls.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 
-export type { HighAvailabilityMode };
-
 /** Names of the controllers this binary runs, selected with `--controllers`. */
-export type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "service" | "route";
+type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "service" | "route";
 
 /** Settings for the Ankra Cloud API client. */
-export interface CloudConfig {
+interface CloudConfig {
   /** API token (never logged). */
   token: string;
   /** File the token was read from (`--ankra-cloud-token-file`): read again when it changes. */
@@ -177,7 +175,7 @@ function parseControllers(value: string): ControllerName[] {
 }
 
 /** Sources the configuration reads; tests pass their own. */
-export interface ConfigSources {
+interface ConfigSources {
   /** Variables by name (`ANKRA_CLOUD_*`, …); one that is unset is undefined. */
   env: Record<string, string | undefined>;
   /** Reads a text file (token file, CA bundle). */

@@ -31,10 +31,10 @@ export interface OptionSpec<T> {
 }
 
 /** What an option declaration says before a reader adds its kind and `read`. */
-export type OptionDoc<T> = Omit<OptionSpec<T>, "kind" | "read">;
+type OptionDoc<T> = Omit<OptionSpec<T>, "kind" | "read">;
 
 /** A text rule: the pattern a value must match and how the error describes it ("must be …"). */
-export interface TextRule {
+interface TextRule {
   /** The whole value must match. */
   pattern: RegExp;
   /** The rule in words, starting with "must". */

@@ -354,7 +354,7 @@ export const OPTIONS = {
 } as const;
 
 /** The table's type. */
-export type Options = typeof OPTIONS;
+type Options = typeof OPTIONS;
 
 /** What {@linkcode readOptions} returns: each option's value, keyed like {@linkcode OPTIONS}. */
 export type OptionValues = { [K in keyof Options]: ReturnType<Options[K]["read"]> };

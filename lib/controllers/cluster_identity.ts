@@ -14,7 +14,7 @@ import { abortableSleep } from "../runtime/abort.ts";
 import { DEFAULTS } from "../defaults.ts";
 
 /** The path of the namespace whose UID identifies the cluster. */
-export const KUBE_SYSTEM_PATH = "/api/v1/namespaces/kube-system";
+const KUBE_SYSTEM_PATH = "/api/v1/namespaces/kube-system";
 
 const NamespaceSchema = v.object({
   metadata: v.object({ uid: v.pipe(v.string(), v.minLength(1)) }),
@@ -30,7 +30,7 @@ export async function readClusterUid(kube: Pick<KubeClient, "get">, signal?: Abo
 }
 
 /** Options of {@linkcode ClusterUid}. */
-export interface ClusterUidOptions {
+interface ClusterUidOptions {
   /** First retry delay (default 1 s), doubled up to `maxDelayMs`. */
   retryBaseMs?: number;
   /** Longest retry delay (default 30 s). */

@@ -15,7 +15,7 @@ import { type Fetched, OPERATE_PROBE, type ProbeOutcome, type Reachability, type
 import { type CheckName, fail, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
 
 /** The check of the configuration. */
-export const CONFIGURATION: CheckName = { id: "configuration", title: "Configuration" };
+const CONFIGURATION: CheckName = { id: "configuration", title: "Configuration" };
 
 /** The finding of the configuration. */
 export function configurationFinding(problem: string | undefined, warnings: string[], apiUrl?: string): Finding {
@@ -41,7 +41,7 @@ export const TOKEN_VALID: CheckName = { id: "token-valid", title: "API token val
 export const LOAD_BALANCER_QUOTA: CheckName = { id: "load-balancer-quota", title: "Load balancer quota headroom" };
 
 /** Load balancers an account may have (the API's limit per account; the quota route does not list it). */
-export const LOAD_BALANCER_LIMIT = 5;
+const LOAD_BALANCER_LIMIT = 5;
 
 /** Whether the Ankra Cloud API at `apiUrl` answered, from the unauthenticated request. */
 export function apiReachableFinding(reach: Reachability, settings: { apiUrl: string; caBundlePath?: string }): Finding {
@@ -189,7 +189,7 @@ export const ACCOUNT_CAN_CREATE: CheckName = {
 };
 
 /** What the probe's answer says. */
-export type ProbeVerdict =
+type ProbeVerdict =
   | "created"
   | "unauthorized"
   | "read_only"

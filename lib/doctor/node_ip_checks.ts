@@ -23,7 +23,7 @@ export const KUBE_PROXY_NODE_IPS: CheckName = {
 };
 
 /** A node whose kube-proxy gains an address family at initialisation. */
-export interface NodeGainingFamily {
+interface NodeGainingFamily {
   /** The Node's name. */
   name: string;
   /** kube-proxy's node IPs now (one family). */

@@ -82,7 +82,7 @@ export function memberNodes(nodes: SlimNode[], servers: Server[]): NodeOnServer[
 }
 
 /** Servers claimed by more than one node: server id → node names. */
-export function sharedServers(matches: NodeMatch[]): Map<string, string[]> {
+function sharedServers(matches: NodeMatch[]): Map<string, string[]> {
   const claims = new Map<string, string[]>();
   for (const match of matches) {
     if (match.kind === "matched") claims.set(match.server.id, [...(claims.get(match.server.id) ?? []), match.node]);
@@ -163,7 +163,7 @@ function describe(network: Pick<Network, "id" | "name" | "cidr">): string {
 }
 
 /** What the network check reads. */
-export interface NetworkCheckInput {
+interface NetworkCheckInput {
   /** ANKRA_CLOUD_NETWORK_ID. */
   configuredId?: string;
   /** `get_network` of it. */
@@ -259,7 +259,7 @@ function configuredNetworkFinding(id: string, input: NetworkCheckInput): Finding
 }
 
 /** A zone to check and why. */
-export interface ZoneToCheck {
+interface ZoneToCheck {
   /** The zone's API name (e.g. `de-fsn1`), as in ANKRA_CLOUD_ZONE and the `topology.kubernetes.io/zone` label. */
   name: string;
   /** Where it comes from. */

@@ -37,7 +37,7 @@ export interface RequestLimiter {
 }
 
 /** PATCH flavours. */
-export type PatchType = "merge" | "strategic" | "json";
+type PatchType = "merge" | "strategic" | "json";
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: "application/merge-patch+json",
@@ -46,7 +46,7 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 };
 
 /** Options of one request. */
-export interface RequestOptions {
+interface RequestOptions {
   /** Set URL-encoded on the request URL; `undefined` values are left out. */
   query?: Record<string, string | number | boolean | undefined>;
   /** JSON body. */
@@ -65,7 +65,7 @@ export interface RequestOptions {
 }
 
 /** Options of {@linkcode KubeClient}. */
-export interface KubeClientOptions {
+interface KubeClientOptions {
   /** Requests per second (default 20). */
   qps?: number;
   /** Burst (default 30). */
@@ -79,7 +79,7 @@ export interface KubeClientOptions {
 }
 
 /** A paginated list's result. */
-export interface ListResult<T> {
+interface ListResult<T> {
   /** Every item across pages. */
   items: T[];
   /** The list's resourceVersion, to watch from. */

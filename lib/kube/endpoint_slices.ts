@@ -16,7 +16,7 @@ import * as log from "../log.ts";
 import { objectKey } from "./object_key.ts";
 
 /** The label linking an EndpointSlice to its Service. */
-export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 /** The fields of an EndpointSlice the controllers read. */
 export interface SlimEndpointSlice {

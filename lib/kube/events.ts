@@ -76,20 +76,20 @@ let nameSequence = Math.floor(Math.random() * SEQUENCE_SLOTS);
  * sequence shared by every recorder of this process, so a million events can be named in one millisecond before a
  * name repeats.
  */
-export function eventName(objectName: string, nowMs: number): string {
+function eventName(objectName: string, nowMs: number): string {
   nameSequence = (nameSequence + 1) % SEQUENCE_SLOTS;
   return `${objectName}.${(BigInt(nowMs) * BigInt(SEQUENCE_SLOTS) + BigInt(nameSequence)).toString(16)}`;
 }
 
 /** What an {@linkcode EventRecorder} needs of the Kubernetes client (a {@linkcode KubeClient}; a fake in tests). */
-export type EventClient = Pick<KubeClient, "request">;
+type EventClient = Pick<KubeClient, "request">;
 
 function isNameTaken(error: unknown): error is KubeApiError {
   return isKubeError(error, "conflict") && error.reason === "AlreadyExists";
 }
 
 /** Options of {@linkcode EventRecorder}. */
-export interface EventRecorderOptions {
+interface EventRecorderOptions {
   /** Source component (`ankra-cloud-ccm`, `cloud-node-controller`, …). */
   component: string;
   /** Host name for `source.host`. */

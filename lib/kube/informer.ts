@@ -205,7 +205,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
  * The pause before the `failures`-th retry of a list or watch: 0.2 s doubling to 1.6 s while the API server cannot be
  * reached (it is restarting: be there when it is back), 1 s doubling to 30 s for errors it answers.
  */
-export function retryDelay(cause: unknown, failures: number): number {
+function retryDelay(cause: unknown, failures: number): number {
   const exponent = Math.min(Math.max(failures - 1, 0), 5);
   if (isKubeError(cause, "network") || isKubeError(cause, "timeout")) return Math.min(1_600, 200 * 2 ** exponent);
   return Math.min(30_000, 1_000 * 2 ** exponent);

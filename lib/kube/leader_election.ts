@@ -22,7 +22,7 @@ import { TokenBucket } from "../runtime/token_bucket.ts";
 import { DEFAULTS } from "../defaults.ts";
 
 /** Options of {@linkcode LeaderElector}. */
-export interface LeaderElectionOptions {
+interface LeaderElectionOptions {
   /** `--leader-elect-resource-namespace`. */
   namespace: string;
   /** `--leader-elect-resource-name`; also the `name` label of the leader gauge. */

@@ -33,7 +33,7 @@ export interface ServiceName {
 }
 
 /** The API path of a Service (or its status subresource). */
-export function servicePath(service: ServiceName, subresource?: "status"): string {
+function servicePath(service: ServiceName, subresource?: "status"): string {
   const base = `/api/v1/namespaces/${encodeURIComponent(service.namespace)}/services/${
     encodeURIComponent(service.name)
   }`;
@@ -44,7 +44,7 @@ export function servicePath(service: ServiceName, subresource?: "status"): strin
  * Adds `finalizer` (`present`) unless the Service has it, or removes it; false when there was nothing to do or the
  * Service is gone.
  */
-export async function setServiceFinalizer(
+async function setServiceFinalizer(
   target: KubeWriteTarget,
   service: ServiceName,
   finalizer: string,
@@ -65,7 +65,7 @@ export async function setServiceFinalizer(
 }
 
 /** Sets `status.loadBalancer.ingress` (null clears it). A Service that is gone is ignored. */
-export async function writeServiceIngress(
+async function writeServiceIngress(
   target: KubeWriteTarget,
   service: ServiceName,
   ingress: { ip: string }[] | null,
@@ -95,7 +95,7 @@ export async function writeServiceIngress(
  * Sets this controller's condition in `status.conditions` (merged by type: other conditions stay), or removes it
  * (`null`). A Service that is gone is ignored.
  */
-export async function writeServiceCondition(
+async function writeServiceCondition(
   target: KubeWriteTarget,
   service: ServiceName,
   condition: SlimCondition | null,
@@ -116,7 +116,7 @@ export async function writeServiceCondition(
 }
 
 /** Records in the Service's `ccm.ankra.cloud/edge` annotation which edge holds its members (null removes it). */
-export async function recordServiceEdge(
+async function recordServiceEdge(
   target: KubeWriteTarget,
   service: ServiceName,
   edgeId: string | null,
@@ -143,7 +143,7 @@ export async function recordServiceEdge(
  * Records in the Service's `ccm.ankra.cloud/share` annotation the share key of the load balancer holding its
  * listeners (null removes it): the group it must leave when its `load-balancer.ankra.cloud/share` changes or goes.
  */
-export async function recordServiceShare(
+async function recordServiceShare(
   target: KubeWriteTarget,
   service: ServiceName,
   shareKey: string | null,

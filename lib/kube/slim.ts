@@ -14,9 +14,9 @@ import {
 } from "../ankra_names.ts";
 
 /** Annotation a kubelet with `--node-ip` writes. */
-export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
+const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
 /** k3s's record of a node's arguments (tells whether ServiceLB runs). */
-export const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
+const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
 
 /** This controller's condition in a Service's `status.conditions`, as the store keeps it. */
 export interface SlimCondition {
@@ -74,7 +74,7 @@ export interface SlimNode {
 }
 
 /** A Service port. */
-export interface SlimServicePort {
+interface SlimServicePort {
   name?: string;
   protocol: string;
   port: number;

@@ -25,7 +25,7 @@ export interface StoreReader<S> {
 }
 
 /** A store reader that also finds objects by a secondary index (declared with {@linkcode Store.addIndex}). */
-export interface IndexedStoreReader<S> extends StoreReader<S> {
+interface IndexedStoreReader<S> extends StoreReader<S> {
   /** The objects whose index `name` has `value`. */
   byIndex(name: string, value: string): S[];
 }

@@ -19,7 +19,7 @@ import { DEFAULTS } from "../defaults.ts";
 export type ReconcileResult = void | { requeueAfterMs: number };
 
 /** Options of {@linkcode WorkQueue}. */
-export interface WorkQueueOptions {
+interface WorkQueueOptions {
   /** Name for logs and metrics. */
   name: string;
   /** Workers (default 1). */

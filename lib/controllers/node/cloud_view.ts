@@ -21,7 +21,7 @@ import { forEachParallel } from "../../runtime/parallel.ts";
 import { DEFAULTS } from "../../defaults.ts";
 
 /** Options of {@linkcode CloudView}. */
-export interface CloudViewOptions {
+interface CloudViewOptions {
   /** Period of the full list (default 60 s). */
   refreshPeriodMs?: number;
   /** Least time between two on-demand refreshes (default 5 s). */

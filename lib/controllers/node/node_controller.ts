@@ -30,7 +30,7 @@ import { JoinWindow } from "./node_join_window.ts";
 import { DEFAULTS } from "../../defaults.ts";
 
 /** What the cloud-node controller reads of the shared server view. */
-export type NodeServerView = Pick<
+type NodeServerView = Pick<
   CloudView,
   | "synced"
   | "refresh"
@@ -43,7 +43,7 @@ export type NodeServerView = Pick<
 >;
 
 /** Options of {@linkcode NodeController}. */
-export interface NodeControllerOptions {
+interface NodeControllerOptions {
   /** Every write to Nodes (in a dry run: described in the report). */
   writes: NodeWriter;
   /** The Nodes, read-only, and their changes. */
@@ -63,10 +63,10 @@ export interface NodeControllerOptions {
 }
 
 /** The options with every default filled in: what the controller reads. */
-export type NodeControllerSettings = NodeControllerOptions & Required<Pick<NodeControllerOptions, "retryBaseMs">>;
+type NodeControllerSettings = NodeControllerOptions & Required<Pick<NodeControllerOptions, "retryBaseMs">>;
 
 /** `options` with every default filled in from {@linkcode DEFAULTS}, once. */
-export function nodeControllerSettings(options: NodeControllerOptions): NodeControllerSettings {
+function nodeControllerSettings(options: NodeControllerOptions): NodeControllerSettings {
   const { retryBaseMs = DEFAULTS.retryBaseMs } = options;
   return { ...options, retryBaseMs };
 }

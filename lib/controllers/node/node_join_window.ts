@@ -9,7 +9,7 @@
 import { DEFAULTS } from "../../defaults.ts";
 
 /** What the window reads when it closes. */
-export interface JoinWindowOptions {
+interface JoinWindowOptions {
   /** The server ids of every node still uninitialised (read when the window closes). */
   joiningServerIds(): string[];
   /** Reads the interfaces of `ids` together (failures are the passes' to find). */

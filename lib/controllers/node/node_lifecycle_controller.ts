@@ -35,10 +35,10 @@ import type { CloudView } from "./cloud_view.ts";
 import { DEFAULTS } from "../../defaults.ts";
 
 /** What the lifecycle controller reads of the shared server view. */
-export type LifecycleServerView = Pick<CloudView, "synced" | "server" | "isGone" | "checkUnknown" | "refreshServers">;
+type LifecycleServerView = Pick<CloudView, "synced" | "server" | "isGone" | "checkUnknown" | "refreshServers">;
 
 /** Options of {@linkcode NodeLifecycleController}. */
-export interface NodeLifecycleOptions {
+interface NodeLifecycleOptions {
   /** Every write to Nodes (in a dry run: described in the report). */
   writes: NodeWriter;
   /** The Nodes, read-only, and their changes. */
@@ -59,10 +59,10 @@ export interface NodeLifecycleOptions {
 const MONITOR_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
 
 /** The options with every default filled in: what the controller reads. */
-export type NodeLifecycleSettings = NodeLifecycleOptions & Required<Pick<NodeLifecycleOptions, "workers">>;
+type NodeLifecycleSettings = NodeLifecycleOptions & Required<Pick<NodeLifecycleOptions, "workers">>;
 
 /** `options` with every default filled in (one node at a time), once. */
-export function nodeLifecycleSettings(options: NodeLifecycleOptions): NodeLifecycleSettings {
+function nodeLifecycleSettings(options: NodeLifecycleOptions): NodeLifecycleSettings {
   const { workers = 1 } = options;
   return { ...options, workers };
 }

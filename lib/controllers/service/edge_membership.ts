@@ -19,7 +19,7 @@ import { edgeMemberPrefix } from "../../provider/service/load_balancer_names.ts"
 import type { CloudCallSender } from "../cloud_call_executor.ts";
 
 /** What leaving an edge uses. */
-export interface EdgeMembershipOptions {
+interface EdgeMembershipOptions {
   /** Reads the edge (its members). */
   cloud: Pick<AnkraCloudClient, "getEdge">;
   /** Sends (or, in a dry run, describes) the member update. */

@@ -56,7 +56,7 @@ export interface FoundLoadBalancer {
 }
 
 /** Options of {@linkcode LoadBalancerDirectory}. */
-export interface LoadBalancerDirectoryOptions {
+interface LoadBalancerDirectoryOptions {
   /** `--cluster-name`. */
   clusterName: string;
   /** UID of the `kube-system` namespace. */
@@ -66,7 +66,7 @@ export interface LoadBalancerDirectoryOptions {
 }
 
 /** What a lookup looks for. */
-export interface WantedLoadBalancer {
+interface WantedLoadBalancer {
   /** The Service's two labels. */
   labels: Record<string, string>;
   /** The Service's load balancer name. */
@@ -78,7 +78,7 @@ export interface WantedLoadBalancer {
 }
 
 /** The event reason of a Service whose load balancer name is taken by another cluster's load balancer. */
-export const CLUSTER_NAME_COLLISION = "ClusterNameCollision";
+const CLUSTER_NAME_COLLISION = "ClusterNameCollision";
 
 /**
  * What a Service's pass throws when its load balancer name is taken by another cluster's (a `foreign` lookup): the
@@ -89,7 +89,7 @@ export function clusterNameCollision(lb: LoadBalancer, recheckAfterMs: number): 
 }
 
 /** Where a remembered document came from: a read of the API, or this controller's own writes. */
-export type DocumentSource = "read" | "written" | "none";
+type DocumentSource = "read" | "written" | "none";
 
 /**
  * A drift pass is scheduled exactly one period after the read it follows; its timer may fire a few milliseconds

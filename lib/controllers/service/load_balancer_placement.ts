@@ -38,7 +38,7 @@ export interface Placement {
 }
 
 /** The placement's members and the notice about nodes left out of some family. */
-export interface PlacedMembers {
+interface PlacedMembers {
   /** The network's id. */
   networkId: string;
   /** The members. */
@@ -53,7 +53,7 @@ const NETWORK_RECHECK_MS = DEFAULTS.networkRecheckMs;
 const NETWORK_FRESH_MS = 0;
 
 /** What the placement uses. */
-export interface LoadBalancerPlacementOptions {
+interface LoadBalancerPlacementOptions {
   /** Cached networks and zone capabilities. */
   facts: PlacementFacts;
   /** Defaults for new load balancers. */

@@ -36,7 +36,7 @@ export interface SweepPass {
 }
 
 /** Options of {@linkcode LoadBalancerSweeper}. */
-export interface LoadBalancerSweeperOptions {
+interface LoadBalancerSweeperOptions {
   /** Ankra Cloud load balancer calls. */
   cloud: Pick<LoadBalancerCalls, "listLoadBalancers" | "deleteLoadBalancer">;
   /** The Services, read-only: a load balancer is leaked only when its Service is absent from the synced store. */
@@ -58,12 +58,12 @@ export interface LoadBalancerSweeperOptions {
 }
 
 /** The options with every default filled in: what the sweeper reads. */
-export type LoadBalancerSweeperSettings =
+type LoadBalancerSweeperSettings =
   & LoadBalancerSweeperOptions
   & Required<Pick<LoadBalancerSweeperOptions, "now">>;
 
 /** `options` with every default filled in (the monotonic clock), once. */
-export function loadBalancerSweeperSettings(options: LoadBalancerSweeperOptions): LoadBalancerSweeperSettings {
+function loadBalancerSweeperSettings(options: LoadBalancerSweeperOptions): LoadBalancerSweeperSettings {
   const { now = () => performance.now() } = options;
   return { ...options, now };
 }

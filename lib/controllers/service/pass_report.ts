@@ -17,13 +17,13 @@ import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import { refusedAsInvalid } from "../cloud_call_executor.ts";
 
 /** What failed: the framework has one message per kind. */
-export type FailedPass = "ensure" | "update" | "delete";
+type FailedPass = "ensure" | "update" | "delete";
 
 /** Which event source tells: the framework's service controller, or this provider (`ankra-cloud-ccm`). */
-export type EventSource = "service" | "provider";
+type EventSource = "service" | "provider";
 
 /** One thing a pass tells, in the order it was decided. */
-export type Told =
+type Told =
   | { kind: "notices"; notices: Notice[] }
   | { kind: "planned"; events: PlannedEvent[]; when: PlannedEvent["when"] }
   | { kind: "event"; source: EventSource; type: EventType; reason: string; message: string }

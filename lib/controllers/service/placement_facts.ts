@@ -13,13 +13,13 @@ import { CloudApiError, isNotFound } from "../../cloud/errors.ts";
 import { DEFAULTS } from "../../defaults.ts";
 
 /** Options of {@linkcode PlacementFacts}. */
-export interface PlacementFactsOptions {
+interface PlacementFactsOptions {
   /** How long a fact is trusted (default 10 minutes). */
   ttlMs?: number;
 }
 
 /** How old a cached fact may be for this read. */
-export interface Freshness {
+interface Freshness {
   /** Oldest acceptable age, milliseconds (default: the cache's TTL). */
   maxAgeMs?: number;
 }

@@ -21,7 +21,7 @@ import { DEFAULTS } from "../../defaults.ts";
 import type { LoadBalancerDirectory } from "./load_balancer_directory.ts";
 
 /** Options of {@linkcode ProvisioningTracker}. */
-export interface ProvisioningTrackerOptions {
+interface ProvisioningTrackerOptions {
   /** `--cluster-name` (the list is filtered by its label). */
   clusterName: string;
   /** Least time between polls (default 1 s). */

@@ -35,7 +35,7 @@ export interface PlannedPass {
 }
 
 /** What the apply step uses. */
-export interface ServiceApplyOptions {
+interface ServiceApplyOptions {
   /** Where the Service's writes go. */
   writes: ServiceWriter;
   /** Which load balancer is each Service's. */

@@ -26,7 +26,7 @@ import type { ProvisioningTracker } from "./provisioning_tracker.ts";
 import type { PassReport } from "./pass_report.ts";
 
 /** The dedicated load balancer of a Service: its key, labels and name. */
-export interface DedicatedLoadBalancer {
+interface DedicatedLoadBalancer {
   /** `<namespace>/<name>` of the Service. */
   key: string;
   /** The cluster and Service labels (and the UID one when known) the load balancer is looked up by. */
@@ -36,7 +36,7 @@ export interface DedicatedLoadBalancer {
 }
 
 /** What the cleanup uses. */
-export interface ServiceCleanupOptions {
+interface ServiceCleanupOptions {
   /** Where each Service's load balancer is. */
   directory: LoadBalancerDirectory;
   /** Stops waiting for a load balancer that goes. */
@@ -56,7 +56,7 @@ export interface ServiceCleanupOptions {
 }
 
 /** What a cleanup pass left: when to look again, and whether everything of the Service's load balancer is gone. */
-export interface CleanupOutcome {
+interface CleanupOutcome {
   /** The next look (none once gone). */
   result: ReconcileResult;
   /** True once the load balancer is gone and the finalizer removed: what is kept about the Service can go. */

@@ -23,7 +23,7 @@ import { DEFAULTS } from "../../defaults.ts";
  * The Ankra Cloud operations the service controller and its steps call (the load balancer calls, the reads of
  * placement and edges, the request budget the tracker paces by, and token changes).
  */
-export type ServiceCloud = Pick<
+type ServiceCloud = Pick<
   AnkraCloudClient,
   | "listLoadBalancers"
   | "getLoadBalancer"
@@ -47,7 +47,7 @@ export type ServiceCloud = Pick<
 >;
 
 /** The nodes holding ready endpoints of each Service (`externalTrafficPolicy: Local`), as the controller reads them. */
-export type EndpointsReader = Pick<ReadyEndpoints, "readyNodes" | "onChange" | "synced" | "hasSynced">;
+type EndpointsReader = Pick<ReadyEndpoints, "readyNodes" | "onChange" | "synced" | "hasSynced">;
 
 /** Options of {@linkcode ServiceController}. */
 export interface ServiceControllerOptions {

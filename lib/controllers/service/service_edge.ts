@@ -20,7 +20,7 @@ import type { PassReport } from "./pass_report.ts";
 import type { ServiceCleanup } from "./service_cleanup.ts";
 
 /** What the edge steps use. */
-export interface ServiceEdgeOptions {
+interface ServiceEdgeOptions {
   /** Reads edges. */
   cloud: Pick<AnkraCloudClient, "getEdge">;
   /** Sends (or, in a dry run, describes) the calls. */

@@ -16,7 +16,7 @@ import type { PassReport } from "./pass_report.ts";
 import type { ServiceCleanup } from "./service_cleanup.ts";
 
 /** What the lookup uses. */
-export interface ServiceLookupOptions {
+interface ServiceLookupOptions {
   /** Where each Service's load balancer is. */
   directory: LoadBalancerDirectory;
   /** Retires a load balancer the Service had before it named another. */

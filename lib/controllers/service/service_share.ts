@@ -47,7 +47,7 @@ import type { PassReport } from "./pass_report.ts";
 import type { ServiceCleanup } from "./service_cleanup.ts";
 
 /** What the sharing steps use. */
-export interface ServiceShareOptions {
+interface ServiceShareOptions {
   /** The Services, read-only: a group's members are found there. */
   services: StoreReader<SlimService>;
   /** Where each load balancer is. */

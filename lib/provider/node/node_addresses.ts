@@ -9,7 +9,7 @@ import { parseIp, parseIpSloppy } from "../../ip_address.ts";
 import type { NodeAddress } from "../../kube/slim.ts";
 
 /** The server fields addresses come from. */
-export interface AddressSource {
+interface AddressSource {
   /** Becomes the Node's `Hostname` address; skipped when empty. */
   hostname: string;
   /** Public IPv6 (first address of the /64). */
@@ -61,7 +61,7 @@ export function withKubeletHostname(cloud: NodeAddress[], existing: NodeAddress[
 }
 
 /** The result of applying the provided node IP. */
-export type ProvidedIpResult = { ok: true; addresses: NodeAddress[] } | { ok: false; missing: string[] };
+type ProvidedIpResult = { ok: true; addresses: NodeAddress[] } | { ok: false; missing: string[] };
 
 /**
  * Applies `alpha.kubernetes.io/provided-node-ip` (one IP or a dual-stack pair `a,b`): each node IP must be among the

@@ -14,7 +14,7 @@ import { parseProviderId } from "../provider_id.ts";
 import { serverPresence } from "./server_state.ts";
 
 /** What the lifecycle decision reads of the shared server view. */
-export interface ServerPresenceFacts {
+interface ServerPresenceFacts {
   /** True after the view's first complete list. */
   readonly synced: boolean;
   /** The server with `id` as last listed, if listed. */
@@ -24,7 +24,7 @@ export interface ServerPresenceFacts {
 }
 
 /** The decision for one node on one pass. */
-export type LifecycleAction = "none" | "remove-shutdown-taint" | "add-shutdown-taint" | "delete" | "check-unknown";
+type LifecycleAction = "none" | "remove-shutdown-taint" | "add-shutdown-taint" | "delete" | "check-unknown";
 
 /** Decides what to do with a node (see the module documentation). */
 export function lifecycleAction(node: SlimNode, view: ServerPresenceFacts): LifecycleAction {

@@ -25,7 +25,7 @@ export const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitializ
 export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
 
 /** What the cloud says about a node's server. */
-export interface InstanceMetadata {
+interface InstanceMetadata {
   /** `ankracloud://<zone>/<server-id>`. */
   providerID: string;
   /** The server's `plan`, written to the `node.kubernetes.io/instance-type` label. */
@@ -39,14 +39,14 @@ export interface InstanceMetadata {
 }
 
 /** GA label → beta twin. */
-export const TOPOLOGY_LABELS = {
+const TOPOLOGY_LABELS = {
   instanceType: ["node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"],
   zone: [ZONE_LABEL, "failure-domain.beta.kubernetes.io/zone"],
   region: [REGION_LABEL, "failure-domain.beta.kubernetes.io/region"],
 } as const;
 
 /** The labels the metadata asks for (empty values are not written). */
-export function topologyLabels(metadata: InstanceMetadata): Record<string, string> {
+function topologyLabels(metadata: InstanceMetadata): Record<string, string> {
   const labels: Record<string, string> = {};
   const set = (keys: readonly string[], value: string | undefined) => {
     if (value) { for (const key of keys) labels[key] = value; }
@@ -100,7 +100,7 @@ export interface NodeServerFacts {
 }
 
 /** The single update that initialises a node: providerID (unless it has one), labels, and the taint removed. */
-export interface NodeInitialisation {
+interface NodeInitialisation {
   /** `ankracloud://<zone>/<server-id>`. */
   providerID: string;
   /** The topology labels to set. */
@@ -118,7 +118,7 @@ export interface NodeInitialisation {
  *   that still carries the `uninitialized` taint, else `labels` (the topology labels that changed). Nothing set:
  *   the node is in step.
  */
-export type NodePlan =
+type NodePlan =
   | { kind: "refused"; reason: "NodeIPNotFound"; message: string; waits: boolean }
   | { kind: "update"; addresses?: NodeAddress[]; initialise?: NodeInitialisation; labels?: Record<string, string> };
 

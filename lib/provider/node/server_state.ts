@@ -5,7 +5,7 @@
  */
 
 /** The node-relevant meaning of a server state. */
-export interface ServerPresence {
+interface ServerPresence {
   /** False when the server counts as gone (`deleting`). */
   exists: boolean;
   /** True when the server is shut down (`stopping`, `stopped`). */

@@ -34,7 +34,7 @@ export interface AllowedResources {
 }
 
 /** A resource a Service names that its allow-list does not hold. */
-export interface DisallowedResource {
+interface DisallowedResource {
   /** The full annotation that names it. */
   annotation: string;
   /** What it is, in words. */
@@ -71,10 +71,10 @@ const KINDS = [
 ] as const;
 
 /** The settings that name account resources. */
-export type NamedResources = Pick<LoadBalancerSettings, "networkId" | "edgeId" | "certificateIds">;
+type NamedResources = Pick<LoadBalancerSettings, "networkId" | "edgeId" | "certificateIds">;
 
 /** True when `id` may be named as a resource of `list` (every id is allowed when the list is unset). */
-export function isAllowed(list: readonly string[] | undefined, id: string): boolean {
+function isAllowed(list: readonly string[] | undefined, id: string): boolean {
   return list === undefined || list.includes(id);
 }
 
@@ -93,7 +93,7 @@ export function disallowedResources(settings: NamedResources, allowed: AllowedRe
 }
 
 /** One event message for all of `disallowed`, with what to do. */
-export function describeDisallowed(disallowed: DisallowedResource[]): string {
+function describeDisallowed(disallowed: DisallowedResource[]): string {
   const each = disallowed.map((d) => `${d.annotation} names ${d.kind} "${d.id}", which ${d.variable} does not allow`);
   return `${each.join("; ")}; nothing is created or changed until the annotation names an allowed one (or the ` +
     "controller's operator adds it to the list)";

@@ -58,7 +58,7 @@ export interface LoadBalancerSettings {
 }
 
 /** A rejected annotation. */
-export interface AnnotationProblem {
+interface AnnotationProblem {
   /** Full annotation name. */
   annotation: string;
   /** The rule it breaks. */
@@ -68,7 +68,7 @@ export interface AnnotationProblem {
 }
 
 /** One annotation: its documentation and how it is read. */
-export interface AnnotationSpec {
+interface AnnotationSpec {
   /** Name after the prefix. */
   name: string;
   /** Accepted values (documentation). */

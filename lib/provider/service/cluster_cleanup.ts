@@ -17,7 +17,7 @@ import { asEdgeInput } from "./edge_plan.ts";
 import { edgeClusterPrefix } from "./load_balancer_names.ts";
 
 /** The cluster to clean up. */
-export interface CleanupTarget {
+interface CleanupTarget {
   /** `--cluster-name`. */
   name: string;
   /** Its UID, when known (from the cluster, `--cluster-uid`, or the load balancers by name). */
@@ -29,7 +29,7 @@ export interface CleanupTarget {
 }
 
 /** One line of the plan: what happens to a load balancer or an edge, and why. */
-export interface CleanupItem {
+interface CleanupItem {
   /** `delete`, `keep` or `update-edge`. */
   action: "delete" | "keep" | "update-edge";
   /** The load balancer's or edge's id. */

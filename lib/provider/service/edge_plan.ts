@@ -16,7 +16,7 @@ import type { ServiceIntent } from "./service_plan.ts";
 import { DEFAULT_WEIGHT } from "./member_drain.ts";
 
 /** The member list to send, or the conflict that prevents it. */
-export type EdgeMembersPlan =
+type EdgeMembersPlan =
   | { ok: true; members: EdgeMemberInput[]; changed: boolean }
   | { ok: false; conflict: string };
 
@@ -67,7 +67,7 @@ export function edgeMembersWithout(edge: Edge, prefixes: readonly string[]): Edg
 }
 
 /** True for a combined edge with the `load_balancer` role. */
-export function isCombinedLoadBalancerEdge(edge: Edge): boolean {
+function isCombinedLoadBalancerEdge(edge: Edge): boolean {
   return edge.placement === "combined" && edge.roles.includes("load_balancer");
 }
 

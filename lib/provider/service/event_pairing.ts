@@ -10,7 +10,7 @@
 import type { PlannedEvent } from "./load_balancer_plan.ts";
 
 /** The events to record now and whether an `EnsuringLoadBalancer` stays open afterwards. */
-export interface PairedEvents {
+interface PairedEvents {
   /** Events to record, in order. */
   record: PlannedEvent[];
   /** True when an `EnsuringLoadBalancer` has no `EnsuredLoadBalancer` yet after these. */

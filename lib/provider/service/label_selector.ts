@@ -13,14 +13,14 @@ export type LabelRequirement =
   | { key: string; operator: "exists" | "!exists" };
 
 /** A parsed selector, or the rule the text breaks. */
-export type ParsedSelector = { ok: true; requirements: LabelRequirement[] } | { ok: false; rule: string };
+type ParsedSelector = { ok: true; requirements: LabelRequirement[] } | { ok: false; rule: string };
 
 const NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
 const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const VALUE = /^(([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?)$/;
 
 /** True for a label key: an optional DNS-subdomain prefix (at most 253) and `/`, then a name of at most 63. */
-export function isLabelKey(key: string): boolean {
+function isLabelKey(key: string): boolean {
   const slash = key.indexOf("/");
   if (slash < 0) return NAME.test(key);
   const prefix = key.slice(0, slash);

@@ -50,7 +50,7 @@ export interface Observation {
 }
 
 /** Options of {@linkcode planSweep}. */
-export interface SweepOptions {
+interface SweepOptions {
   /** `--cluster-name`: only load balancers with this cluster label are looked at. */
   clusterName: string;
   /** The `kube-system` namespace's UID: only load balancers with this `ccm.ankra.cloud/cluster-uid` are looked at. */
@@ -60,7 +60,7 @@ export interface SweepOptions {
 }
 
 /** What {@linkcode planSweep} decided. */
-export interface SweepPlan {
+interface SweepPlan {
   /** Load balancers to delete now. */
   sweep: LeakedLoadBalancer[];
   /** Load balancers whose Service is absent but not for long enough yet: id → first absent observation. */
@@ -74,7 +74,7 @@ const SHARE_GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\.[a-z0-9]([-a-z0-9]{0,30}[a-
  * The key of what a load balancer belongs to — a Service's `<namespace>/<name>`, or `shared:<namespace>.<key>` — when
  * it carries this cluster's name and UID labels (else undefined).
  */
-export function ownedService(lb: ListedLoadBalancer, cluster: ClusterIdentity): string | undefined {
+function ownedService(lb: ListedLoadBalancer, cluster: ClusterIdentity): string | undefined {
   const owner = loadBalancerOwnership(lb.labels, cluster);
   if (owner.kind === "shared") return SHARE_GROUP.test(owner.group) ? `shared:${owner.group}` : undefined;
   return owner.kind === "own" && SERVICE_KEY.test(owner.service) ? owner.service : undefined;

@@ -17,13 +17,13 @@ import { backendMembers, membersDiffer } from "./member_drain.ts";
 import type { Notice, ServiceIntent } from "./service_plan.ts";
 
 /** How frontends are set up. */
-export type FrontendSettings = Pick<
+type FrontendSettings = Pick<
   LoadBalancerSettings,
   "protocol" | "tlsPorts" | "certificateIds" | "redirectHttpToHttps"
 >;
 
 /** A port's frontend options: TLS with the certificates on the TLS ports; the HTTPS redirect on the others. */
-export function frontendSettings(
+function frontendSettings(
   port: number,
   settings: Partial<FrontendSettings>,
 ): { tls: boolean; certificate_ids: string[]; redirect_to_https: boolean } {
@@ -48,7 +48,7 @@ export type ListenerIntent = Pick<ServiceIntent, "ports" | "members"> & {
  * The ports of the Service that a frontend this controller did not make already serves (on a load balancer adopted
  * with `load-balancer.ankra.cloud/load-balancer-id`), with that frontend's name: they are left as they are.
  */
-export function portsHeldByHand(
+function portsHeldByHand(
   lb: Pick<LoadBalancer, "frontends">,
   intent: Pick<ServiceIntent, "ports">,
 ): Map<number, string> {

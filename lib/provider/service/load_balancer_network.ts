@@ -26,7 +26,7 @@ import { providerServerId } from "../server_match.ts";
 import type { ServiceIntent } from "./service_plan.ts";
 
 /** A server's leg on a private network, as the API lists it. */
-export type Leg = Pick<Interface, "server_id" | "network_id" | "address" | "address6">;
+type Leg = Pick<Interface, "server_id" | "network_id" | "address" | "address6">;
 
 /** A private network and the legs on it (`get_network` carries them as `members`). */
 export type NetworkWithLegs = Pick<Network, "id" | "name" | "cidr"> & { members?: Leg[] };
@@ -45,7 +45,7 @@ export interface NodeOnServer {
  * The Nodes initialised with an Ankra providerID and their servers (other Nodes are skipped); `publicIpv6` gives a
  * server's public IPv6 address where it is known.
  */
-export function nodesOnServers(
+function nodesOnServers(
   nodes: { name: string; providerID?: string }[],
   publicIpv6: (serverId: string) => string | undefined = () => undefined,
 ): NodeOnServer[] {
@@ -58,20 +58,20 @@ export function nodesOnServers(
 }
 
 /** A member address rule for `selectMembers`: a Node's address, from {@linkcode placeOnNetwork}. */
-export function addressOnNetwork(
+function addressOnNetwork(
   addresses: Map<string, NodeAddresses>,
 ): (node: { name: string }, family: 4 | 6) => string | undefined {
   return (node, family) => addresses.get(node.name)?.[family];
 }
 
 /** Where a named network comes from. */
-export type NetworkSource = "annotation" | "ANKRA_CLOUD_NETWORK_ID" | "load balancer";
+type NetworkSource = "annotation" | "ANKRA_CLOUD_NETWORK_ID" | "load balancer";
 
 /** A Node's member addresses, per IP family it has one for. */
-export type NodeAddresses = Partial<Record<4 | 6, string>>;
+type NodeAddresses = Partial<Record<4 | 6, string>>;
 
 /** A Node missing the member address of some families, and which. */
-export interface LeftOut extends NodeOnServer {
+interface LeftOut extends NodeOnServer {
   /** The families (of those asked for) it has no address for, IPv6 first. */
   families: (4 | 6)[];
   /** True when it has no address for any asked family: it is not a member at all. */
@@ -104,7 +104,7 @@ export type NetworkPlacement =
   };
 
 /** What {@linkcode placeOnNetwork} decides from. */
-export interface NetworkPlacementInput {
+interface NetworkPlacementInput {
   /** The Nodes that become members (eligible, matched to servers). */
   nodes: NodeOnServer[];
   /** The networks the API lists, with their legs (for a named network, at least that one). */
@@ -147,7 +147,7 @@ function nodeNames(names: string[], limit = 5): string {
  * Each Node's member addresses for `families` on `network` (its server's leg there; for IPv6 without a leg, its
  * public IPv6), and the Nodes missing some family. A network the API does not list (`undefined`) has no legs.
  */
-export function memberAddressesOn(
+function memberAddressesOn(
   network: NetworkWithLegs | undefined,
   nodes: NodeOnServer[],
   options: { networkId?: string; families?: (4 | 6)[] } = {},
@@ -180,7 +180,7 @@ function familyNames(families: (4 | 6)[]): string {
  * What is wrong, and what to do, when Nodes lack a member address: `nodes` grouped by what they lack. `serving` is
  * false when no Node has any address (nothing can be created or changed).
  */
-export function missingAddressProblem(
+function missingAddressProblem(
   networkId: string,
   nodes: LeftOut[],
   options: { source: NetworkSource | "shared"; serving: boolean },
@@ -308,7 +308,7 @@ export function namedNetwork(
 }
 
 /** What {@linkcode serviceNetworkMembers} decides from, besides the Service's intent. */
-export interface ServiceNetworkInput {
+interface ServiceNetworkInput {
   /** The networks read (with their legs): every network, or only the named one. */
   networks: NetworkWithLegs[];
   /** `ANKRA_CLOUD_NETWORK_ID`. */

@@ -35,7 +35,7 @@ export interface ClusterIdentity {
  * - `unlabelled`: neither a Service nor a UID label (an orphan of a crash between create and label; adopted by name);
  * - `other`: anything else (another cluster name without a UID, this UID without a Service label).
  */
-export type Ownership =
+type Ownership =
   | { kind: "own"; service: string }
   | { kind: "legacy"; service: string }
   | { kind: "foreign"; uid: string }

@@ -36,7 +36,7 @@ export const FRAMEWORK_EVENTS = {
 } as const;
 
 /** What decides whether a new load balancer is a pair. */
-export interface HighAvailabilityInput {
+interface HighAvailabilityInput {
   /** ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY; `auto` leaves the choice to the zone's capabilities. */
   mode: HighAvailabilityMode;
   /** Zone of the new load balancer; named in the reason it stays a single VM. */
@@ -127,7 +127,7 @@ export interface LoadBalancerPlan {
 }
 
 /** The drain of members a load balancer loses ({@linkcode drainMembers}). */
-export interface DrainInput {
+interface DrainInput {
   /** `--member-drain-period`; 0: members leave at once. */
   periodMs: number;
   /** Now, epoch milliseconds. */
@@ -137,7 +137,7 @@ export interface DrainInput {
 }
 
 /** What {@linkcode planLoadBalancer} needs. */
-export interface LoadBalancerPlanInput {
+interface LoadBalancerPlanInput {
   /** The Service's intent. */
   intent: ListenerIntent;
   /** The Service's current status ingress. */
@@ -158,7 +158,7 @@ export interface LoadBalancerPlanInput {
 }
 
 /** What a pass does, as far as the framework's events are concerned. */
-export interface PassShape {
+interface PassShape {
   /** The pass sends calls or writes the status. */
   changes: boolean;
   /** Its only calls replace members (a node change). */

@@ -44,7 +44,7 @@ export function trafficNodes(
 }
 
 /** Options of {@linkcode servingIntent}: the plan's, and the nodes holding ready endpoints of the Service. */
-export interface ServingIntentOptions extends ServicePlanOptions {
+interface ServingIntentOptions extends ServicePlanOptions {
   /** Node names holding a ready endpoint of the Service; undefined while the EndpointSlices are not known. */
   readyNodes?: ReadonlySet<string>;
 }

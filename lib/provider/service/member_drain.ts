@@ -27,7 +27,7 @@ export const DEFAULT_WEIGHT = 100;
 export type DrainStarts = ReadonlyMap<string, number>;
 
 /** A backend's member as the API lists it. */
-export interface CurrentMember {
+interface CurrentMember {
   /** `<node>-<hash>` from {@linkcode memberName}: stable for a node and address, so drains are tracked by it. */
   name: string;
   /** IPv4 or IPv6, as the API lists it; compared with the desired address in canonical form. */
@@ -39,7 +39,7 @@ export interface CurrentMember {
 }
 
 /** The members to send for one backend, the drains that go on, and when the next one ends. */
-export interface DrainPlan {
+interface DrainPlan {
   /** The members: the desired ones, then those draining with weight 0. */
   members: MemberInput[];
   /** The drains still going on after this step, by member name. */
@@ -49,7 +49,7 @@ export interface DrainPlan {
 }
 
 /** What {@linkcode drainMembers} decides from, besides the members. */
-export interface DrainOptions {
+interface DrainOptions {
   /** The drain period; 0: members leave at once. */
   periodMs: number;
   /** Now, epoch milliseconds. */

@@ -33,7 +33,7 @@ export interface DesiredMember {
 }
 
 /** The members chosen for a Service, and how many candidate addresses were left out. */
-export interface MemberSelection {
+interface MemberSelection {
   /** Members, per family (IPv6 first), each family ordered by node name. */
   members: DesiredMember[];
   /** Candidate addresses in all (every eligible node's address of every family). */
@@ -55,7 +55,7 @@ export function memberAddress(node: SlimNode, family: 4 | 6): string | undefined
 }
 
 /** The rendezvous score of a node for a Service: the first 48 bits of SHA-256(service NUL node). */
-export function rendezvousScore(serviceKey: string, nodeName: string): number {
+function rendezvousScore(serviceKey: string, nodeName: string): number {
   const digest = sha256(new TextEncoder().encode(`${serviceKey}\u0000${nodeName}`));
   return digest[0] * 2 ** 40 + digest[1] * 2 ** 32 + digest[2] * 2 ** 24 + digest[3] * 2 ** 16 + digest[4] * 256 +
     digest[5];
@@ -98,7 +98,7 @@ function familyShares(counts: number[], limit: number): number[] {
 }
 
 /** Options of {@linkcode selectMembers}. */
-export interface SelectMembersOptions {
+interface SelectMembersOptions {
   /** `<namespace>/<name>` of the Service. */
   serviceKey: string;
   /** Most members per backend (default {@linkcode MAX_MEMBERS}). */

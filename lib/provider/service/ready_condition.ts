@@ -33,7 +33,7 @@ export interface ReadyState {
 }
 
 /** The condition as the Service's status holds it (`metav1.Condition`). */
-export interface ReadyCondition extends ReadyState {
+interface ReadyCondition extends ReadyState {
   /** The condition type, {@linkcode READY_CONDITION_TYPE}. */
   type: string;
   /** The Service generation this state was found for. */

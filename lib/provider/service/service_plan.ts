@@ -32,7 +32,7 @@ import { parseGoBoolean } from "../../go_syntax.ts";
 /** The finalizer the framework's service controller uses (and the Go controller with it). */
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 /** The exclusion label of the framework. */
-export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
+const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 /** The cluster autoscaler's taint on nodes it is removing. */
 export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
 
@@ -67,7 +67,7 @@ export interface ServicePlanOptions {
 }
 
 /** A forwarded port. */
-export interface ForwardedPort {
+interface ForwardedPort {
   /** Service port (frontend port). */
   port: number;
   /** Node port (member port). */
@@ -75,7 +75,7 @@ export interface ForwardedPort {
 }
 
 /** The ports of a Service as the load balancer sees them. */
-export interface PortPlan {
+interface PortPlan {
   /** TCP ports with their node ports, in Service order. */
   tcp: ForwardedPort[];
   /** Ports not forwarded (`53/UDP`). */
@@ -107,7 +107,7 @@ export interface Notice {
 }
 
 /** Why nothing is created or changed for a Service until the user acts. */
-export interface WaitForUser {
+interface WaitForUser {
   /** The problem and what to do. */
   message: string;
   /** True when a {@linkcode Notice} of this pass already tells the user (no further event). */
@@ -326,7 +326,7 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
 }
 
 /** A choice for a new load balancer, or why none can be made. */
-export type Choice = { ok: true; value: string } | { ok: false; problem: string };
+type Choice = { ok: true; value: string } | { ok: false; problem: string };
 
 /**
  * The zone of a new load balancer: the annotation, the configured default, else the zone most of the Service's nodes
