@@ -5,11 +5,11 @@
  * bundle. The controller runs as `main.ts` with the launcher's permissions; the servers are on 127.0.0.1.
  */
 import assert from "node:assert/strict";
-import { selfSignedServingCertificate } from "../../../lib/server/self_signed_certificate.ts";
-import { kubeconfigText } from "../../support/control_plane.ts";
-import { MAIN } from "../../support/controller_process.ts";
-import { ENVIRONMENT_VARIABLES, permissionFlagsFor } from "../../../lib/runtime_permissions.ts";
-import { eventually } from "../../support/eventually.ts";
+import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
+import { kubeconfigText } from "../support/control_plane.ts";
+import { MAIN } from "../support/controller_process.ts";
+import { ENVIRONMENT_VARIABLES, permissionFlagsFor } from "../../lib/runtime_permissions.ts";
+import { eventually } from "../support/eventually.ts";
 
 /** An HTTPS server on 127.0.0.1 with `tls`, counting the requests that reach it. */
 function countingServer(tls: { cert: string; key: string }) {

@@ -2,13 +2,13 @@
  * A separate process with the real Ankra Cloud client, so a test can measure what one answer costs it (its resident
  * memory, its CPU time, what it prints) without the test's own work in the numbers. Prints one JSON line.
  *
- *     deno run -A tests/unit/cloud/cloud_probe.ts answer <api-url> <token>        # get_server: error, memory growth
- *     deno run -A tests/unit/cloud/cloud_probe.ts retry-after <api-url> <token>   # list_servers meets a 429: the pause
+ *     deno run -A tests/support/cloud_probe.ts answer <api-url> <token>        # get_server: error, memory growth
+ *     deno run -A tests/support/cloud_probe.ts retry-after <api-url> <token>   # list_servers meets a 429: the pause
  *
  * @module
  */
-import { AnkraCloudClient } from "../../../lib/cloud/client.ts";
-import { CloudApiError } from "../../../lib/cloud/errors.ts";
+import { AnkraCloudClient } from "../../lib/cloud/client.ts";
+import { CloudApiError } from "../../lib/cloud/errors.ts";
 
 /** What the probe prints. */
 export interface ProbeResult {
