@@ -97,7 +97,7 @@ async function patchNodeLabels(
   ) {
     return;
   }
-  await target.kube.request("PATCH", nodePath(name), { patch: "merge", body: { metadata: { labels } } });
+  await target.kube.send("PATCH", nodePath(name), { patch: "merge", body: { metadata: { labels } } });
 }
 
 /**
@@ -122,7 +122,7 @@ async function replaceNodeAddresses(
 async function deleteNode(target: KubeWriteTarget, node: { name: string; uid: string }): Promise<boolean> {
   if (described(target, "cloud-node-lifecycle", node.name, "delete_node", `delete node ${node.name}`)) return true;
   try {
-    await target.kube.request("DELETE", nodePath(node.name), {
+    await target.kube.send("DELETE", nodePath(node.name), {
       body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: node.uid } },
     });
     return true;

@@ -82,7 +82,7 @@ async function writeServiceIngress(
     return;
   }
   try {
-    await target.kube.request("PATCH", servicePath(service, "status"), {
+    await target.kube.send("PATCH", servicePath(service, "status"), {
       patch: "merge",
       body: { status: { loadBalancer: { ingress } } },
     });
@@ -106,7 +106,7 @@ async function writeServiceCondition(
   if (described(target, service, "write_condition", `set Service ${objectKey(service)} ${text}`)) return;
   const body = condition ?? { type: READY_CONDITION_TYPE, $patch: "delete" };
   try {
-    await target.kube.request("PATCH", servicePath(service, "status"), {
+    await target.kube.send("PATCH", servicePath(service, "status"), {
       patch: "strategic",
       body: { status: { conditions: [body] } },
     });
@@ -130,7 +130,7 @@ async function recordServiceEdge(
     )
   ) return;
   try {
-    await target.kube.request("PATCH", servicePath(service), {
+    await target.kube.send("PATCH", servicePath(service), {
       patch: "merge",
       body: { metadata: { annotations: { [EDGE_IN_USE_ANNOTATION]: edgeId } } },
     });
@@ -153,7 +153,7 @@ async function recordServiceShare(
   }`;
   if (described(target, service, "annotate", detail)) return;
   try {
-    await target.kube.request("PATCH", servicePath(service), {
+    await target.kube.send("PATCH", servicePath(service), {
       patch: "merge",
       body: { metadata: { annotations: { [SHARE_IN_USE_ANNOTATION]: shareKey } } },
     });

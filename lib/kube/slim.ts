@@ -59,7 +59,6 @@ export interface SlimNode {
   name: string;
   uid: string;
   resourceVersion: string;
-  creationTimestamp: string;
   deletionTimestamp?: string;
   providerID?: string;
   labels: Record<string, string>;
@@ -158,19 +157,30 @@ function common(value: string): string {
   return COMMON_VALUES.get(value) ?? value;
 }
 
+/**
+ * One copy of a value many Nodes repeat that no table can list (an instance type, a zone, a pool name): V8 keeps one
+ * internalized copy of every property name, weakly (it goes once nothing holds it), so the value used as a name comes
+ * back as that copy. A decoded document holds a fresh copy of each label value; a thousand Nodes of one instance
+ * type keep one.
+ */
+function shared(value: string): string {
+  return COMMON_VALUES.get(value) ?? Object.keys({ [value]: 0 })[0];
+}
+
 /** Slims a Node. */
 export function slimNode(node: V1Node): SlimNode {
   const name = node.metadata!.name!;
   // The kubelet repeats the node's name as its hostname label and Hostname address: keep one string.
   const named = (value: string) => value === name ? name : common(value);
   const labels: Record<string, string> = {};
-  for (const [key, value] of Object.entries(node.metadata?.labels ?? {})) labels[key] = named(value);
+  for (const [key, value] of Object.entries(node.metadata?.labels ?? {})) {
+    labels[key] = value === name ? name : shared(value);
+  }
   const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status;
   return {
     name,
     uid: node.metadata!.uid ?? "",
     resourceVersion: node.metadata!.resourceVersion ?? "",
-    creationTimestamp: toIso(node.metadata?.creationTimestamp),
     deletionTimestamp: node.metadata?.deletionTimestamp ? toIso(node.metadata.deletionTimestamp) : undefined,
     providerID: node.spec?.providerID || undefined,
     labels,

@@ -45,6 +45,7 @@ export class WorkQueue {
   /** The one timer, armed for the earliest due key, and when it fires. */
   #timer?: ReturnType<typeof setTimeout>;
   #timerAt = Infinity;
+  /** When each waiting key was added (for the queue-duration metric), until a worker takes it. */
   readonly #addedAt = new Map<string, number>();
   #waiters: (() => void)[] = [];
   #shuttingDown = false;
@@ -190,6 +191,7 @@ export class WorkQueue {
         if (key === undefined) return;
         this.#processing.add(key);
         const added = this.#addedAt.get(key);
+        this.#addedAt.delete(key);
         if (added !== undefined) {
           this.#metrics?.latency.observe((performance.now() - added) / 1000, { name: this.#options.name });
         }

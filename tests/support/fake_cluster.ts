@@ -241,7 +241,6 @@ export function fakeNode(name: string, extra: Partial<SlimNode> = {}): SlimNode 
     name,
     uid: `uid-${name}`,
     resourceVersion: "1",
-    creationTimestamp: "2026-12-01T00:00:00Z",
     labels: { "topology.kubernetes.io/zone": "de-fsn1" },
     taints: [],
     addresses: [{ type: "Hostname", address: name }],

@@ -12,7 +12,6 @@ const NODE: SlimNode = {
   name: "onprem-1",
   uid: "u1",
   resourceVersion: "1",
-  creationTimestamp: "2026-01-01T00:00:00Z",
   providerID: "ankracloud://de-fsn1/srv-1",
   labels: { "node.ankra.cloud/managed": "false" },
   taints: [],

@@ -46,7 +46,6 @@ function node(name: string, labels: Record<string, string>): SlimNode {
     name,
     uid: name,
     resourceVersion: "1",
-    creationTimestamp: "",
     providerID: `ankracloud://de-fsn1/srv-${name}`,
     labels,
     taints: [],

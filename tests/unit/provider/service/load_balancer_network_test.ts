@@ -184,7 +184,6 @@ function node(name: string, serverId: string, internal: string): SlimNode {
     name,
     uid: name,
     resourceVersion: "1",
-    creationTimestamp: "",
     providerID: `ankracloud://de-fsn1/${serverId}`,
     labels: {},
     taints: [],

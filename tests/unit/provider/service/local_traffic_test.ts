@@ -9,7 +9,6 @@ function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
     name,
     uid: name,
     resourceVersion: "1",
-    creationTimestamp: "",
     providerID: `ankracloud://de-fsn1/${name}`,
     labels: {},
     taints: [],

@@ -16,7 +16,6 @@ function node(name: string, options: { zone?: string; v4?: string; v6?: string; 
     name,
     uid: name,
     resourceVersion: "1",
-    creationTimestamp: "",
     providerID: `ankracloud://${options.zone ?? "de-fsn1"}/${name}`,
     labels: options.zone ? { "topology.kubernetes.io/zone": options.zone } : {},
     taints: [],

@@ -10,7 +10,6 @@ const NODE: SlimNode = {
   name: "worker-1",
   uid: "u1",
   resourceVersion: "1",
-  creationTimestamp: "2026-01-01T00:00:00Z",
   providerID: "ankracloud://de-fsn1/srv-1",
   labels: { "topology.kubernetes.io/zone": "de-fsn1", team: "a" },
   taints: [],

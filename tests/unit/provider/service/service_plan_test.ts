@@ -21,7 +21,6 @@ function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
     name,
     uid: name,
     resourceVersion: "1",
-    creationTimestamp: "",
     providerID: `ankracloud://de-fsn1/${name}`,
     labels: { "topology.kubernetes.io/zone": "de-fsn1" },
     taints: [],
