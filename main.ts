@@ -12,8 +12,8 @@
  *
  * @module
  */
-import { resolveCommand } from "./lib/config.ts";
-import { ConfigError } from "./lib/config/config_error.ts";
+import { resolveCommand } from "./lib/config/config.ts";
+import { ConfigError } from "./lib/config_error.ts";
 import { configureLogging, error, redact, registerSecret } from "./lib/log.ts";
 import { readEnvironment } from "./lib/runtime_permissions.ts";
 import { restrictDefaultTrustStore } from "./lib/tls.ts";

@@ -4,8 +4,8 @@
  *
  * @module
  */
+import { SERVICE_LABEL } from "../lib/ankra_names.ts";
 import { startSimulator } from "../simulator/server.ts";
-import { SERVICE_LABEL } from "../lib/provider/load_balancer_names.ts";
 import {
   BASE_NODES,
   KUBE_CONCURRENCY,

@@ -11,9 +11,9 @@
  *
  * @module
  */
-import { CloudView } from "../lib/controllers/cloud_view.ts";
-import { NodeController } from "../lib/controllers/node_controller.ts";
-import { NodeLifecycleController } from "../lib/controllers/node_lifecycle_controller.ts";
+import { CloudView } from "../lib/controllers/node/cloud_view.ts";
+import { NodeController } from "../lib/controllers/node/node_controller.ts";
+import { NodeLifecycleController } from "../lib/controllers/node/node_lifecycle_controller.ts";
 import { KubeClient } from "../lib/kube/client.ts";
 import { EventRecorder } from "../lib/kube/events.ts";
 import { nodeInformer } from "../lib/kube/cluster_informers.ts";
@@ -72,7 +72,7 @@ runs.push(
   }).run(stop.signal),
 );
 const started = performance.now();
-while (nodes.store.list().filter((n) => n.name.startsWith("calls-") && n.providerID).length < 100) {
+while (nodes.watched().store.list().filter((n) => n.name.startsWith("calls-") && n.providerID).length < 100) {
   await new Promise((resolve) => setTimeout(resolve, 200));
 }
 const initSeconds = (performance.now() - started) / 1000;

@@ -15,7 +15,7 @@
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { AnkraCloudClient } from "./cloud/client.ts";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import { KubeClient } from "./kube/client.ts";
 import { Informer } from "./kube/informer.ts";
 import { InsecureKubeconfigError, kubeConnection, type KubeConnectionConfig } from "./kube/kubeconfig.ts";
@@ -57,10 +57,10 @@ export interface Controller {
 }
 
 /** Builds the controllers selected by the configuration. */
-export type ControllerFactory = (context: ControllerContext) => Controller[];
+type ControllerFactory = (context: ControllerContext) => Controller[];
 
 /** The process's metrics registry with process-level gauges. */
-export function processMetrics(): MetricsRegistry {
+function processMetrics(): MetricsRegistry {
   const metrics = new MetricsRegistry();
   metrics.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", () => Deno.memoryUsage().rss);
   const started = Date.now() / 1000;
@@ -84,7 +84,7 @@ function waitForSignal(): { promise: Promise<string>; dispose: () => void } {
 }
 
 /** A problem serving `/healthz` and `/metrics` that the user fixes with a flag: one line, exit code 2. */
-export class ServingError extends Error {}
+class ServingError extends Error {}
 
 /** Reads the serving certificate and key (`--tls-cert-file`, `--tls-private-key-file`), or makes one in memory. */
 async function servingCertificate(config: Config): Promise<{ cert: string; key: string }> {
@@ -254,8 +254,8 @@ export async function runController(config: Config, controllers: ControllerFacto
     await new Promise((resolve) => setTimeout(resolve, 100));
     collectGarbage();
     log.info(1, "caches synced", {
-      nodes: nodes.store.size,
-      services: services.store.size,
+      nodes: nodes.watched().store.size,
+      services: services.watched().store.size,
       seconds: Number(((performance.now() - syncStarted) / 1000).toFixed(2)),
       heapUsedMiB: Number((Deno.memoryUsage().heapUsed / 1048576).toFixed(1)),
       rssMiB: Number((Deno.memoryUsage().rss / 1048576).toFixed(1)),
@@ -288,7 +288,7 @@ export async function runController(config: Config, controllers: ControllerFacto
  * lib/runtime_permissions.ts): the first lists of a large cluster leave tens of megabytes of parsed pages behind, and
  * V8 only gives that memory back after a full collection.
  */
-export function collectGarbage(): void {
+function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (typeof gc === "function") gc();
 }

@@ -53,8 +53,10 @@ export const DEFAULTS = {
   kubeListPageItems: 500,
   /** Items per page of an informer's list (its store fills while later pages arrive). */
   informerPageItems: 100,
-  /** `timeoutSeconds` of a Kubernetes watch (seconds). */
+  /** `timeoutSeconds` of a Kubernetes watch (seconds): the Lease's watch, and any other without its own. */
   kubeWatchTimeoutSeconds: 300,
+  /** The range an informer's watch `timeoutSeconds` is drawn from, randomised as client-go does (seconds). */
+  informerWatchTimeoutSeconds: [300, 600] as [number, number],
   /** How often a token file is checked for a change the directory watch missed. */
   tokenFilePollMs: 10_000,
   /** How long a token file must stay unchanged before it is read (a Secret swap is several renames). */

@@ -25,7 +25,7 @@ const SLOPPY_OCTET = /^\d{1,3}$/;
  * Parses dotted-quad IPv4 into a number, or undefined. Leading zeros are refused (ambiguous octal) unless `sloppy`,
  * which reads them as decimal (`010` is 10), as Kubernetes' `ParseIPSloppy` does.
  */
-export function parseIpv4(text: string, sloppy = false): bigint | undefined {
+function parseIpv4(text: string, sloppy = false): bigint | undefined {
   const parts = text.split(".");
   if (parts.length !== 4) return undefined;
   let value = 0n;
@@ -42,7 +42,7 @@ export function parseIpv4(text: string, sloppy = false): bigint | undefined {
  * Parses IPv6 text (with `::` and an optional trailing dotted IPv4, read `sloppy` as {@linkcode parseIpv4} does; no
  * zone) into a 128-bit number, or undefined.
  */
-export function parseIpv6(text: string, sloppy = false): bigint | undefined {
+function parseIpv6(text: string, sloppy = false): bigint | undefined {
   if (!text.includes(":") || text.includes("%")) return undefined;
   let normalised = text;
   const lastColon = text.lastIndexOf(":");
@@ -85,7 +85,7 @@ export function formatIpv4(value: bigint): string {
 }
 
 /** Formats a 128-bit number as canonical IPv6 text (RFC 5952). */
-export function formatIpv6(value: bigint): string {
+function formatIpv6(value: bigint): string {
   const words = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt((7 - i) * 16)) & 0xffffn));
   let bestStart = -1;
   let bestLength = 0;

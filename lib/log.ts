@@ -7,13 +7,13 @@
  */
 
 /** Output format of log lines. */
-export type LogFormat = "text" | "json";
+type LogFormat = "text" | "json";
 
 /** Key/value context attached to a log line. */
-export type LogFields = Record<string, unknown>;
+type LogFields = Record<string, unknown>;
 
 /** Where finished lines go; tests replace it to capture output. */
-export type LogSink = (line: string, stream: "stdout" | "stderr") => void;
+type LogSink = (line: string, stream: "stdout" | "stderr") => void;
 
 const REDACTED = "[REDACTED]";
 const secrets = new Set<string>();
@@ -57,7 +57,7 @@ export function configureLogging(options: { verbosity?: number; format?: LogForm
 }
 
 /** True when messages at `level` are printed with the current verbosity. */
-export function logEnabled(level: number): boolean {
+function logEnabled(level: number): boolean {
   return level <= verbosity;
 }
 

@@ -25,10 +25,10 @@ import { SYSTEM_CA_FILES, TRUST_STORE_VARIABLE } from "./tls.ts";
 import { SERVICE_ACCOUNT_DIR } from "./kube/kubeconfig.ts";
 
 /** The chart's credentials volume: the token Secret (and the CA bundle) mounted there. */
-export const CHART_CREDENTIALS_DIR = "/etc/ankra-cloud";
+const CHART_CREDENTIALS_DIR = "/etc/ankra-cloud";
 
 /** The host's settings directory (the systemd guide's token and kubeconfig; a hand-run container's mounts). */
-export const HOST_SETTINGS_DIR = "/etc/ankra-cloud-ccm";
+const HOST_SETTINGS_DIR = "/etc/ankra-cloud-ccm";
 
 /**
  * Every environment variable the controller reads: the configuration's and the in-cluster API server's; and the one
@@ -42,7 +42,7 @@ export const ENVIRONMENT_VARIABLES: readonly string[] = [
 ];
 
 /** Paths readable wherever the controller runs (a path allows everything below it). */
-export const READ_PATHS: readonly string[] = [
+const READ_PATHS: readonly string[] = [
   ...SYSTEM_CA_FILES,
   SERVICE_ACCOUNT_DIR,
   CHART_CREDENTIALS_DIR,
@@ -50,7 +50,7 @@ export const READ_PATHS: readonly string[] = [
 ];
 
 /** What the controller asks the operating system. */
-export const SYSTEM_INFO: readonly string[] = ["hostname"];
+const SYSTEM_INFO: readonly string[] = ["hostname"];
 
 /** The permission flags, in the order every launcher writes them. */
 export const PERMISSION_FLAGS: readonly string[] = [
@@ -66,7 +66,7 @@ export const PERMISSION_FLAGS: readonly string[] = [
  * directory: a Secret is swapped by a symlink beside the file, and a kubeconfig names its certificates relative to
  * itself).
  */
-export const FILE_FLAGS: readonly string[] = [
+const FILE_FLAGS: readonly string[] = [
   "kubeconfig",
   "ankra-cloud-token-file",
   "tls-cert-file",

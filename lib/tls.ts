@@ -13,7 +13,7 @@
  * @module
  */
 
-import { ConfigError } from "./config/config_error.ts";
+import { ConfigError } from "./config_error.ts";
 
 /** The trust store files tried in turn (Debian/Ubuntu/Alpine, Fedora/RHEL, macOS/BSD). */
 export const SYSTEM_CA_FILES: readonly string[] = [
@@ -72,7 +72,7 @@ export function restrictDefaultTrustStore(): void {
 }
 
 /** True for `localhost` and literal loopback addresses (127.0.0.0/8, ::1), the hosts plain http may reach. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
   if (host === "localhost" || host === "::1" || host === "0:0:0:0:0:0:0:1") return true;
   return /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(host) &&

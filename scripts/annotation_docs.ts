@@ -1,11 +1,11 @@
 /**
- * Writes docs/annotations.md from the annotation table in lib/provider/annotations.ts:
+ * Writes docs/annotations.md from the annotation table in lib/provider/service/annotations.ts:
  *
  *     deno run --allow-write scripts/annotation_docs.ts
  *
  * @module
  */
-import { annotationTable } from "../lib/provider/annotations.ts";
+import { annotationTable } from "../lib/provider/service/annotations.ts";
 
 /** The whole document. */
 export function annotationDocument(): string {
@@ -17,7 +17,7 @@ export function annotationDocument(): string {
     'is created or changed until it is fixed. Settings marked "when it is created" cannot change an existing load',
     "balancer: a change gets a Warning event `ImmutableSetting` (recreate the Service to apply it).",
     "",
-    "Generated from the one table in `lib/provider/annotations.ts` (which also parses and validates them) by",
+    "Generated from the one table in `lib/provider/service/annotations.ts` (which also parses and validates them) by",
     "`deno run --allow-write scripts/annotation_docs.ts`; a test checks that this page matches the code.",
     "",
     annotationTable(),

@@ -16,9 +16,10 @@
  *
  * @module
  */
+import { CLUSTER_LABEL, EDGE_IN_USE_ANNOTATION } from "../ankra_names.ts";
 import { AnkraCloudClient } from "../cloud/client.ts";
 import type { Edge } from "../cloud/schemas.ts";
-import type { Command } from "../config.ts";
+import type { Command } from "../config/config.ts";
 import { readClusterUid } from "../controllers/cluster_identity.ts";
 import { applyCloudCalls } from "../controllers/cloud_call_executor.ts";
 import { causeChain } from "../error_text.ts";
@@ -26,18 +27,18 @@ import { KubeClient } from "../kube/client.ts";
 import { kubeConnection } from "../kube/kubeconfig.ts";
 import { objectKey } from "../kube/object_key.ts";
 import { serviceWriter } from "../kube/service_writes.ts";
-import { EDGE_IN_USE_ANNOTATION, type SlimService, slimService } from "../kube/slim.ts";
+import { type SlimService, slimService } from "../kube/slim.ts";
 import { configureLogging, redact } from "../log.ts";
-import { type CleanupPlan, clusterUidByName, planCleanup } from "../provider/cluster_cleanup.ts";
-import { CLUSTER_LABEL, edgeMemberPrefix } from "../provider/load_balancer_names.ts";
-import { FINALIZER } from "../provider/service_plan.ts";
+import { type CleanupPlan, clusterUidByName, planCleanup } from "../provider/service/cluster_cleanup.ts";
+import { edgeMemberPrefix } from "../provider/service/load_balancer_names.ts";
+import { FINALIZER } from "../provider/service/service_plan.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 
 /** The cleanup command as `resolveCommand` reads it. */
-export type CleanupCommand = Extract<Command, { kind: "cleanup" }>;
+type CleanupCommand = Extract<Command, { kind: "cleanup" }>;
 
 /** Where the command's lines go, and the environment it runs in. */
-export interface CleanupOptions {
+interface CleanupOptions {
   /** Prints one line (default: standard output). */
   print?: (line: string) => void;
   /** The environment the configuration was read from: `KUBERNETES_SERVICE_HOST` says it runs inside a cluster. */

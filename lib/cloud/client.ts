@@ -17,7 +17,7 @@ import { type ServerCalls, serverCalls } from "./servers.ts";
 import { CloudTransport, type CredentialProblem, type RetryPolicy } from "./transport.ts";
 
 /** Where the API is and how to reach it. */
-export interface ClientConfig {
+interface ClientConfig {
   /** API token (never logged). */
   token: string;
   /** File the token was read from: read again when it changes (a rotated Secret), so no restart is needed. */
@@ -102,17 +102,4 @@ export class AnkraCloudClient {
   }
 }
 
-export type {
-  Backend,
-  Edge,
-  EdgeMember,
-  Frontend,
-  Interface,
-  LoadBalancer,
-  Member,
-  Network,
-  Operation,
-  Server,
-  Zone,
-  ZoneCapabilities,
-} from "./schemas.ts";
+export type { Backend, Edge, Interface, LoadBalancer, Network, Server, ZoneCapabilities } from "./schemas.ts";

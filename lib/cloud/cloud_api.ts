@@ -19,12 +19,12 @@ import type { CallResult, CallSpec, CloudTransport } from "./transport.ts";
 /** Page size used for every list (the API's maximum). */
 export const PAGE_LIMIT = 100;
 /** Safety stop for a list whose cursors never end (at most 100,000 items). */
-export const MAX_PAGES = 1_000;
+const MAX_PAGES = 1_000;
 /** Items of one list logged one by one when they have the wrong shape; the rest are summed up in one line. */
-export const SKIPPED_ITEMS_LOGGED = 10;
+const SKIPPED_ITEMS_LOGGED = 10;
 
 /** A list item left out because it did not have the expected shape. */
-export interface SkippedItem {
+interface SkippedItem {
   /** Its `id`, when that much could be read. */
   id?: string;
   /** Its position in the whole list. */
@@ -42,13 +42,13 @@ export interface Listed<T> {
 }
 
 /** The operationId of a paginated list. */
-export type ListOperation = keyof typeof LIST_ITEM_SCHEMAS;
+type ListOperation = keyof typeof LIST_ITEM_SCHEMAS;
 
 /** One item of a list operation's answer. */
-export type ListItem<K extends ListOperation> = v.InferOutput<(typeof LIST_ITEM_SCHEMAS)[K]>;
+type ListItem<K extends ListOperation> = v.InferOutput<(typeof LIST_ITEM_SCHEMAS)[K]>;
 
 /** A paginated list request. */
-export interface ListRequest {
+interface ListRequest {
   /** Path below the base URL, with path parameters already encoded. */
   path: string;
   /** Query parameters besides `limit` and `cursor`. */

@@ -24,7 +24,7 @@ export interface EdgeMemberInput {
 }
 
 /** Body of `update_edge`. */
-export interface UpdateEdgeInput {
+interface UpdateEdgeInput {
   /** At most 64 characters; omitted: unchanged. */
   name?: string;
   /** Roles (combined edges). */

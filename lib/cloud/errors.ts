@@ -30,7 +30,7 @@ export type CloudErrorKind =
   | "invalid_answer";
 
 /** Details of a {@linkcode CloudApiError}. */
-export interface CloudErrorDetails {
+interface CloudErrorDetails {
   /** The API operation (`get_server`, …). */
   operation: string;
   /** HTTP status, when an answer arrived. */
@@ -70,6 +70,15 @@ export class CloudApiError extends Error {
     this.reason = details.reason;
     this.detail = details.detail;
     this.retryAfterMs = details.retryAfterMs;
+  }
+
+  /**
+   * True when the API cannot say whether the request took effect — its idempotency key is still in progress, was used
+   * for another request, or its outcome or stored answer is unknown (a problem `reason` starting `idempotency_key_`):
+   * a create may have happened, so look the resource up before creating it again.
+   */
+  get outcomeUnknown(): boolean {
+    return this.reason?.startsWith("idempotency_key_") === true;
   }
 
   /** True for errors worth retrying later (outages, rate limits, timeouts); false for answers that will not change. */

@@ -6,7 +6,7 @@
  * `/`, `%`, `?` or `#`. So a value
  * that matches is always exactly one path segment, and `new URL` cannot fold it into another resource's path.
  *
- * Annotations (`lib/provider/annotations.ts`), settings (`lib/config/options.ts`) and `pathId` (the last line of
+ * Annotations (`lib/provider/service/annotations.ts`), settings (`lib/config/options.ts`) and `pathId` (the last line of
  * defence, in `cloud_api.ts`) all check against these declarations.
  *
  * @module

@@ -32,7 +32,7 @@ export interface CreateLoadBalancerInput {
 }
 
 /** Health check fields accepted on input; omitted fields keep their value (or take the API default). */
-export type HealthCheckInput = Partial<HealthCheck>;
+type HealthCheckInput = Partial<HealthCheck>;
 
 /** Body of `create_load_balancer_backend`. */
 export interface CreateBackendInput {
@@ -85,7 +85,7 @@ export interface MemberInput {
 }
 
 /** Budget priority of a read. */
-export interface PriorityOption {
+interface PriorityOption {
   /** `high` for reads a waiting user is behind; `normal` otherwise. */
   priority?: "high" | "normal";
 }
@@ -147,6 +147,15 @@ export interface LoadBalancerCalls {
 /** The load balancer verbs over `api`. */
 export function loadBalancerCalls(api: CloudApi): LoadBalancerCalls {
   const path = (loadBalancerId: string, rest = "") => `/v1/load-balancers/${pathId(loadBalancerId)}${rest}`;
+  /** The one shape of a part's deletion: `DELETE` of the part's path, no answer to read. */
+  const deletePart = async (
+    operation: "delete_load_balancer_backend" | "delete_load_balancer_frontend",
+    loadBalancerId: string,
+    part: string,
+    signal?: AbortSignal,
+  ) => {
+    await api.call({ operation, method: "DELETE", path: path(loadBalancerId, part), schema: undefined, signal });
+  };
   return {
     async listLoadBalancers(filter = {}, signal, options = {}) {
       const listed = await api.listAll("list_load_balancers", {
@@ -230,14 +239,8 @@ export function loadBalancerCalls(api: CloudApi): LoadBalancerCalls {
       return answer.backend;
     },
 
-    async deleteBackend(loadBalancerId, backendId, signal) {
-      await api.call({
-        operation: "delete_load_balancer_backend",
-        method: "DELETE",
-        path: path(loadBalancerId, `/backends/${pathId(backendId)}`),
-        schema: undefined,
-        signal,
-      });
+    deleteBackend(loadBalancerId, backendId, signal) {
+      return deletePart("delete_load_balancer_backend", loadBalancerId, `/backends/${pathId(backendId)}`, signal);
     },
 
     async createFrontend(loadBalancerId, input, signal) {
@@ -252,14 +255,8 @@ export function loadBalancerCalls(api: CloudApi): LoadBalancerCalls {
       return answer.frontend;
     },
 
-    async deleteFrontend(loadBalancerId, frontendId, signal) {
-      await api.call({
-        operation: "delete_load_balancer_frontend",
-        method: "DELETE",
-        path: path(loadBalancerId, `/frontends/${pathId(frontendId)}`),
-        schema: undefined,
-        signal,
-      });
+    deleteFrontend(loadBalancerId, frontendId, signal) {
+      return deletePart("delete_load_balancer_frontend", loadBalancerId, `/frontends/${pathId(frontendId)}`, signal);
     },
 
     async replaceMembers(loadBalancerId, backendId, members, signal) {

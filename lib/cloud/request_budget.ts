@@ -28,7 +28,7 @@ import { TokenBucket } from "../runtime/token_bucket.ts";
 export const MAX_WAIT_MS = 5 * 60_000;
 
 /** Rate-limit headers of one answer. */
-export interface RateLimitObservation {
+interface RateLimitObservation {
   /** `X-RateLimit-Limit`: requests per minute. */
   limit?: number;
   /** `X-RateLimit-Remaining`: requests left in the window. */
@@ -38,7 +38,7 @@ export interface RateLimitObservation {
 }
 
 /** Options of {@linkcode CloudRequestBudget}. */
-export interface CloudRequestBudgetOptions {
+interface CloudRequestBudgetOptions {
   /** Optional upper bound, requests per minute (`ANKRA_CLOUD_REQUESTS_PER_MINUTE`). */
   maxRequestsPerMinute?: number;
   /** Burst of the upper bound (`ANKRA_CLOUD_REQUEST_BURST`, default a tenth of the bound, at least 1). */
@@ -56,7 +56,7 @@ export interface CloudRequestBudgetOptions {
 }
 
 /** Permission to send one request; call it when the answer (or the failure) is in. */
-export type Release = () => void;
+type Release = () => void;
 
 interface Waiter {
   high: boolean;

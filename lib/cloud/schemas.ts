@@ -21,10 +21,10 @@ export const ProblemSchema = v.object({
 });
 
 /** `Labels`: string values by key. */
-export const LabelsSchema = v.record(v.string(), v.string());
+const LabelsSchema = v.record(v.string(), v.string());
 
 /** `Operation` (the fields a controller reads; the rest is dropped). */
-export const OperationSchema = v.object({
+const OperationSchema = v.object({
   id: v.string(),
   kind: v.string(),
   status: v.picklist(["pending", "running", "succeeded", "failed", "cancelled"]),
@@ -39,7 +39,7 @@ export const OperationSchema = v.object({
 export type Operation = v.InferOutput<typeof OperationSchema>;
 
 /** `Server`. */
-export const ServerSchema = v.object({
+const ServerSchema = v.object({
   id: v.string(),
   zone: v.string(),
   region: v.optional(v.string()),
@@ -61,7 +61,7 @@ export const ServerSchema = v.object({
 export type Server = v.InferOutput<typeof ServerSchema>;
 
 /** `Interface`: a server's leg on a private network. */
-export const InterfaceSchema = v.object({
+const InterfaceSchema = v.object({
   id: v.string(),
   server_id: v.string(),
   network_id: v.string(),
@@ -74,7 +74,7 @@ export const InterfaceSchema = v.object({
 export type Interface = v.InferOutput<typeof InterfaceSchema>;
 
 /** `Zone`. */
-export const ZoneSchema = v.object({
+const ZoneSchema = v.object({
   name: v.string(),
   region: v.string(),
   display_name: v.optional(v.string(), ""),
@@ -84,7 +84,7 @@ export const ZoneSchema = v.object({
 export type Zone = v.InferOutput<typeof ZoneSchema>;
 
 /** `ZoneCapabilities`: only the fields the controller decodes are checked and kept. */
-export const ZoneCapabilitiesSchema = v.object({
+const ZoneCapabilitiesSchema = v.object({
   stage: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3)),
   servers: v.pipe(v.number(), v.integer(), v.minValue(0)),
   compute_nodes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
@@ -101,7 +101,7 @@ export const ZoneCapabilitiesSchema = v.object({
 export type ZoneCapabilities = v.InferOutput<typeof ZoneCapabilitiesSchema>;
 
 /** `Network`. */
-export const NetworkSchema = v.object({
+const NetworkSchema = v.object({
   id: v.string(),
   zone: v.string(),
   region: v.string(),
@@ -117,7 +117,7 @@ export const NetworkSchema = v.object({
 export type Network = v.InferOutput<typeof NetworkSchema>;
 
 /** `LoadBalancerHealthCheck` (output). */
-export const HealthCheckSchema = v.object({
+const HealthCheckSchema = v.object({
   type: v.picklist(["tcp", "http", "none"]),
   path: v.string(),
   expected_status: v.string(),
@@ -129,7 +129,7 @@ export const HealthCheckSchema = v.object({
 export type HealthCheck = v.InferOutput<typeof HealthCheckSchema>;
 
 /** `LoadBalancerMember`. */
-export const MemberSchema = v.object({
+const MemberSchema = v.object({
   id: v.string(),
   backend_id: v.optional(v.string(), ""),
   name: v.string(),
@@ -142,7 +142,7 @@ export const MemberSchema = v.object({
 export type Member = v.InferOutput<typeof MemberSchema>;
 
 /** `LoadBalancerBackend`. */
-export const BackendSchema = v.object({
+const BackendSchema = v.object({
   id: v.string(),
   name: v.string(),
   mode: v.picklist(["tcp", "http"]),
@@ -155,7 +155,7 @@ export const BackendSchema = v.object({
 export type Backend = v.InferOutput<typeof BackendSchema>;
 
 /** `LoadBalancerFrontend`. */
-export const FrontendSchema = v.object({
+const FrontendSchema = v.object({
   id: v.string(),
   name: v.string(),
   port: v.number(),
@@ -177,7 +177,7 @@ function isIpv4(text: string): boolean {
  * only had `address`: when `public_ipv4` / `public_ipv6` are absent it fills the empty one of its family, as the
  * reference controller does.
  */
-export const LoadBalancerSchema = v.pipe(
+const LoadBalancerSchema = v.pipe(
   v.object({
     id: v.string(),
     zone: v.string(),
@@ -222,7 +222,7 @@ export const LoadBalancerSchema = v.pipe(
 export type LoadBalancer = v.InferOutput<typeof LoadBalancerSchema>;
 
 /** `EdgeMachine`. */
-export const EdgeMachineSchema = v.object({
+const EdgeMachineSchema = v.object({
   id: v.string(),
   name: v.string(),
   roles: v.array(v.string()),
@@ -234,7 +234,7 @@ export const EdgeMachineSchema = v.object({
 });
 
 /** `EdgeMember`. */
-export const EdgeMemberSchema = v.object({
+const EdgeMemberSchema = v.object({
   id: v.optional(v.string(), ""),
   name: v.string(),
   frontend_port: v.number(),
@@ -243,11 +243,9 @@ export const EdgeMemberSchema = v.object({
   weight: v.optional(v.number(), 100),
   enabled: v.optional(v.boolean(), true),
 });
-/** A member of a combined edge's `load_balancer` role. */
-export type EdgeMember = v.InferOutput<typeof EdgeMemberSchema>;
 
 /** `Edge`. */
-export const EdgeSchema = v.object({
+const EdgeSchema = v.object({
   id: v.string(),
   zone: v.string(),
   name: v.string(),
@@ -267,18 +265,18 @@ export const EdgeSchema = v.object({
 export type Edge = v.InferOutput<typeof EdgeSchema>;
 
 /** `Quota`. */
-export const QuotaSchema = v.object({
+const QuotaSchema = v.object({
   limits: v.record(v.string(), v.number()),
   usage: v.record(v.string(), v.number()),
 });
 
 /** A list envelope `{items, next_cursor}` of `item`. */
-export function listSchema<T extends v.GenericSchema>(item: T) {
+function listSchema<T extends v.GenericSchema>(item: T) {
   return v.object({ items: v.array(item), next_cursor: v.optional(nullableString, null) });
 }
 
 /** Envelope `{<key>: <schema>}`. */
-export function envelopeSchema<K extends string, T extends v.GenericSchema>(key: K, schema: T) {
+function envelopeSchema<K extends string, T extends v.GenericSchema>(key: K, schema: T) {
   return v.object({ [key]: schema } as { [P in K]: T });
 }
 

@@ -8,7 +8,7 @@ import { type CloudApi, hasLabels, labelQuery, type Listed, pathId } from "./clo
 import { type Interface, RESPONSE_SCHEMAS, type Server } from "./schemas.ts";
 
 /** A filter of `list_servers`. */
-export interface ServerFilter {
+interface ServerFilter {
   /** Exact hostname. */
   hostname?: string;
   /** Labels every server must carry. */

@@ -40,13 +40,13 @@ export function fixedToken(token: string): TokenSource {
 }
 
 /** What one read of the token file means for the token in use. */
-export type TokenReadOutcome =
+type TokenReadOutcome =
   | { kind: "unchanged" }
   | { kind: "changed"; token: string }
   | { kind: "unusable"; problem: string };
 
 /** One read of the token file: its text, or why it could not be read. */
-export type TokenFileRead = { text: string } | { error: unknown };
+type TokenFileRead = { text: string } | { error: unknown };
 
 /**
  * Decides what a read of the token file means: the same token, a new one to switch to, or a file that cannot be
@@ -77,7 +77,7 @@ export async function tokenFingerprint(token: string): Promise<string> {
 }
 
 /** Options of {@linkcode TokenFile}. */
-export interface TokenFileOptions {
+interface TokenFileOptions {
   /** Re-read period, milliseconds (default 10 s); 0 turns the period off. */
   pollIntervalMs?: number;
   /** Watch the file's directory for changes (default true). */
@@ -94,7 +94,7 @@ export interface TokenFileOptions {
  */
 export class TokenFile implements TokenSource {
   readonly #path: string;
-  readonly #options: TokenFileOptions;
+  readonly #options: TokenFileOptions & Required<Pick<TokenFileOptions, "settleMs">>;
   readonly #listeners: (() => void)[] = [];
   readonly #readFile: (path: string) => Promise<string>;
   #current: string;
@@ -109,10 +109,11 @@ export class TokenFile implements TokenSource {
   constructor(path: string, initial: string, options: TokenFileOptions = {}) {
     this.#path = path;
     this.#current = initial;
-    this.#options = options;
+    const { settleMs = DEFAULTS.tokenFileSettleMs, pollIntervalMs = DEFAULTS.tokenFilePollMs } = options;
+    this.#options = { ...options, settleMs };
     this.#readFile = options.readFile ?? Deno.readTextFile;
     registerSecret(initial);
-    const period = options.pollIntervalMs ?? DEFAULTS.tokenFilePollMs;
+    const period = pollIntervalMs;
     if (period > 0) {
       const timer = setInterval(() => void this.refresh(), period);
       Deno.unrefTimer(timer);
@@ -197,7 +198,7 @@ export class TokenFile implements TokenSource {
       try {
         for await (const _event of this.#watcher!) {
           clearTimeout(this.#settle);
-          this.#settle = setTimeout(() => void this.refresh(), this.#options.settleMs ?? DEFAULTS.tokenFileSettleMs);
+          this.#settle = setTimeout(() => void this.refresh(), this.#options.settleMs);
         }
       } catch { /* closed */ }
     })();

@@ -50,7 +50,7 @@ export interface RetryPolicy {
 }
 
 /** Default retries: 5 attempts, 0.5 s doubling to 8 s, at most 60 s in all. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 5,
   baseDelayMs: 500,
   maxDelayMs: 8_000,
@@ -58,7 +58,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /** Options of {@linkcode CloudTransport}. */
-export interface TransportOptions {
+interface TransportOptions {
   /** API base URL without trailing slash. */
   apiUrl: string;
   /** API token (the one read at start, when `tokenFile` is given). */
@@ -124,7 +124,7 @@ export interface CredentialProblem {
 
 /** Sends requests to the Ankra Cloud API. */
 export class CloudTransport {
-  readonly #options: TransportOptions;
+  readonly #options: TransportOptions & Required<Pick<TransportOptions, "timeoutMs">>;
   readonly #retry: RetryPolicy;
   readonly #client: Deno.HttpClient;
   readonly #tokens: TokenSource;
@@ -143,7 +143,8 @@ export class CloudTransport {
 
   /** Creates the transport and its TLS client. */
   constructor(options: TransportOptions) {
-    this.#options = options;
+    const { timeoutMs = DEFAULTS.cloudRequestTimeoutMs } = options;
+    this.#options = { ...options, timeoutMs };
     registerSecret(options.token);
     this.#tokens = options.tokens ??
       (options.tokenFile ? new TokenFile(options.tokenFile, options.token) : fixedToken(options.token));
@@ -292,7 +293,7 @@ export class CloudTransport {
     };
     if (spec.body !== undefined) headers["content-type"] = "application/json";
     if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
-    const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? DEFAULTS.cloudRequestTimeoutMs);
+    const timeout = AbortSignal.timeout(this.#options.timeoutMs);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
     const started = performance.now();
     let response: Response | undefined;

@@ -8,8 +8,8 @@
  */
 import { registerSecret } from "../log.ts";
 import { encryptedOrLoopback } from "../tls.ts";
-import type { AllowedResources } from "../provider/allowed_resources.ts";
-import { ConfigError } from "./config_error.ts";
+import type { AllowedResources } from "../provider/service/allowed_resources.ts";
+import { ConfigError } from "../config_error.ts";
 import type { OptionValues } from "./options.ts";
 
 /** Reads a text file (token file, CA bundle); tests pass their own. */

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from "node:util";
 import { PROGRAM } from "../version.ts";
-import { ConfigError } from "./config_error.ts";
+import { ConfigError } from "../config_error.ts";
 import { optionFlagNames, optionForFlag } from "./options.ts";
 import { upstreamFlag } from "./upstream_flag_rules.ts";
 import { UPSTREAM_FLAGS } from "./upstream_flags.ts";

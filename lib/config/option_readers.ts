@@ -6,7 +6,7 @@
  * @module
  */
 import { parseDuration, parseGoBoolean } from "../go_syntax.ts";
-import { ConfigError } from "./config_error.ts";
+import { ConfigError } from "../config_error.ts";
 
 /** One flag or environment variable: its documentation and how its value is read. */
 export interface OptionSpec<T> {
@@ -31,10 +31,10 @@ export interface OptionSpec<T> {
 }
 
 /** What an option declaration says before a reader adds its kind and `read`. */
-export type OptionDoc<T> = Omit<OptionSpec<T>, "kind" | "read">;
+type OptionDoc<T> = Omit<OptionSpec<T>, "kind" | "read">;
 
 /** A text rule: the pattern a value must match and how the error describes it ("must be …"). */
-export interface TextRule {
+interface TextRule {
   /** The whole value must match. */
   pattern: RegExp;
   /** The rule in words, starting with "must". */

@@ -4,10 +4,11 @@
  * `docs/upstream_flags.md` and the reading of values ({@linkcode readOptions}) all come from it. Flags and variables
  * are those of the existing Go controller and its chart, plus this controller's own.
  *
- * To add a setting: add an entry here, a field to `Config` in `lib/config.ts`, and map it in `buildConfig` there.
+ * To add a setting: add an entry here, a field to `Config` in `config.ts`, and map it in `buildConfig` there.
  *
  * @module
  */
+import { ANNOTATION_PREFIX, CLUSTER_LABEL } from "../ankra_names.ts";
 import { ANKRA_ID, ANKRA_ID_WORDS, ZONE_NAME } from "../cloud/ids.ts";
 import { bool, choice, decimal, duration, optionalWhole, type OptionSpec, text, whole } from "./option_readers.ts";
 
@@ -31,10 +32,10 @@ export const OPTIONS = {
     flag: "cluster-name",
     upstream: {
       default: "kubernetes",
-      difference: "part of load balancer names and their `ccm.ankra.cloud/cluster` label",
+      difference: `part of load balancer names and their \`${CLUSTER_LABEL}\` label`,
     },
     default: "kubernetes",
-    help: "cluster name: part of load balancer names and their ccm.ankra.cloud/cluster label; unique per account",
+    help: `cluster name: part of load balancer names and their ${CLUSTER_LABEL} label; unique per account`,
   }, {
     pattern: /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
     describe: "must be 1-63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit",
@@ -280,22 +281,21 @@ export const OPTIONS = {
   loadBalancerIpv4: bool({
     env: "ANKRA_CLOUD_LOAD_BALANCER_IPV4",
     default: "false",
-    help: "give new load balancers the paid public IPv4 address unless a Service's load-balancer.ankra.cloud/ipv4 " +
+    help: `give new load balancers the paid public IPv4 address unless a Service's ${ANNOTATION_PREFIX}ipv4 ` +
       "says otherwise (IPv4-only clusters: Pods can reach the address)",
   }),
   allowedCertificateIds: text({
     env: "ANKRA_CLOUD_ALLOWED_CERTIFICATE_IDS",
-    help: "comma-separated certificate ids a Service may name in load-balancer.ankra.cloud/certificate-ids; unset: " +
+    help: `comma-separated certificate ids a Service may name in ${ANNOTATION_PREFIX}certificate-ids; unset: ` +
       "any certificate of the account",
   }, ID_LIST_RULE),
   allowedEdges: text({
     env: "ANKRA_CLOUD_ALLOWED_EDGES",
-    help:
-      "comma-separated edge ids a Service may name in load-balancer.ankra.cloud/edge; unset: any edge of the account",
+    help: `comma-separated edge ids a Service may name in ${ANNOTATION_PREFIX}edge; unset: any edge of the account`,
   }, ID_LIST_RULE),
   allowedNetworkIds: text({
     env: "ANKRA_CLOUD_ALLOWED_NETWORK_IDS",
-    help: "comma-separated network ids a Service may name in load-balancer.ankra.cloud/network-id (and " +
+    help: `comma-separated network ids a Service may name in ${ANNOTATION_PREFIX}network-id (and ` +
       "ANKRA_CLOUD_NETWORK_ID must be one); unset: any network of the account",
   }, ID_LIST_RULE),
   maxRequestsPerMinute: optionalWhole({
@@ -354,7 +354,7 @@ export const OPTIONS = {
 } as const;
 
 /** The table's type. */
-export type Options = typeof OPTIONS;
+type Options = typeof OPTIONS;
 
 /** What {@linkcode readOptions} returns: each option's value, keyed like {@linkcode OPTIONS}. */
 export type OptionValues = { [K in keyof Options]: ReturnType<Options[K]["read"]> };

@@ -6,11 +6,11 @@
  * @module
  */
 import { parseGoBoolean } from "../go_syntax.ts";
-import { ConfigError } from "./config_error.ts";
+import { ConfigError } from "../config_error.ts";
 import { UPSTREAM_FLAGS, type UpstreamFlag } from "./upstream_flags.ts";
 
 /** What a value of an upstream flag leads to. */
-export type UpstreamFlagOutcome = "silent" | "ignored" | "refused";
+type UpstreamFlagOutcome = "silent" | "ignored" | "refused";
 
 const BY_NAME = new Map<string, UpstreamFlag>(UPSTREAM_FLAGS.map((f) => [f.name, f]));
 

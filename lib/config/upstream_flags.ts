@@ -23,7 +23,7 @@
  */
 
 /** How this controller treats an upstream cloud-controller-manager flag it does not implement itself. */
-export type UpstreamFlagEffect =
+type UpstreamFlagEffect =
   /** Accepted; changes nothing here; one warning at start-up saying so. */
   | "ignored"
   /** The meaning cannot be honoured: start-up fails with one line naming the flag, why, and what to do. */

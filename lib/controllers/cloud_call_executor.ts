@@ -8,12 +8,12 @@
  */
 import type { AnkraCloudClient, Backend, LoadBalancer } from "../cloud/client.ts";
 import { CloudApiError, isNotFound } from "../cloud/errors.ts";
-import type { BackendRef, CloudCall, LoadBalancerRef } from "../provider/cloud_calls.ts";
-import { describeCall } from "../provider/cloud_calls.ts";
+import type { BackendRef, CloudCall, LoadBalancerRef } from "../provider/service/cloud_calls.ts";
+import { describeCall } from "../provider/service/cloud_calls.ts";
 import type { DryRunReport } from "../runtime/dry_run.ts";
 
 /** What the calls left behind. */
-export interface CallsResult {
+interface CallsResult {
   /** The load balancer after the calls (the created one, or the current one with every change applied). */
   loadBalancer?: LoadBalancer;
   /** True when the plan created the load balancer. */
@@ -23,7 +23,7 @@ export interface CallsResult {
 }
 
 /** Options of {@linkcode applyCloudCalls}. */
-export interface ApplyOptions {
+interface ApplyOptions {
   /** The load balancer the calls change (full document), when it exists. */
   current?: LoadBalancer;
   /** In a dry run: where the calls are described instead of sent. */

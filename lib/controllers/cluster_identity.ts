@@ -14,7 +14,7 @@ import { abortableSleep } from "../runtime/abort.ts";
 import { DEFAULTS } from "../defaults.ts";
 
 /** The path of the namespace whose UID identifies the cluster. */
-export const KUBE_SYSTEM_PATH = "/api/v1/namespaces/kube-system";
+const KUBE_SYSTEM_PATH = "/api/v1/namespaces/kube-system";
 
 const NamespaceSchema = v.object({
   metadata: v.object({ uid: v.pipe(v.string(), v.minLength(1)) }),
@@ -30,7 +30,7 @@ export async function readClusterUid(kube: Pick<KubeClient, "get">, signal?: Abo
 }
 
 /** Options of {@linkcode ClusterUid}. */
-export interface ClusterUidOptions {
+interface ClusterUidOptions {
   /** First retry delay (default 1 s), doubled up to `maxDelayMs`. */
   retryBaseMs?: number;
   /** Longest retry delay (default 30 s). */
@@ -40,13 +40,16 @@ export interface ClusterUidOptions {
 /** The UID of one term: read on first use, retried until it is known, then kept for the term. */
 export class ClusterUid {
   readonly #kube: Pick<KubeClient, "get">;
-  readonly #options: ClusterUidOptions;
+  readonly #retryBaseMs: number;
+  readonly #maxDelayMs: number;
   #uid?: Promise<string>;
 
   /** Creates the source; nothing is read before {@linkcode ClusterUid.get}. */
   constructor(kube: Pick<KubeClient, "get">, options: ClusterUidOptions = {}) {
     this.#kube = kube;
-    this.#options = options;
+    const { retryBaseMs = DEFAULTS.clusterUidRetryBaseMs, maxDelayMs = DEFAULTS.clusterUidRetryMaxMs } = options;
+    this.#retryBaseMs = retryBaseMs;
+    this.#maxDelayMs = maxDelayMs;
   }
 
   /** The UID; rejects only when `signal` aborts. */
@@ -56,7 +59,7 @@ export class ClusterUid {
   }
 
   async #read(signal: AbortSignal): Promise<string> {
-    let delay = this.#options.retryBaseMs ?? DEFAULTS.clusterUidRetryBaseMs;
+    let delay = this.#retryBaseMs;
     let warned = false;
     for (;;) {
       try {
@@ -77,7 +80,7 @@ export class ClusterUid {
           warned = true;
         }
         await abortableSleep(delay, signal);
-        delay = Math.min(delay * 2, this.#options.maxDelayMs ?? DEFAULTS.clusterUidRetryMaxMs);
+        delay = Math.min(delay * 2, this.#maxDelayMs);
       }
     }
   }

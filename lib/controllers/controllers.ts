@@ -12,12 +12,12 @@ import { endpointSliceInformer, ReadyEndpoints } from "../kube/endpoint_slices.t
 import { EventRecorder } from "../kube/events.ts";
 import { nodeWriter } from "../kube/node_writes.ts";
 import { serviceWriter } from "../kube/service_writes.ts";
-import { CloudView } from "./cloud_view.ts";
+import { CloudView } from "./node/cloud_view.ts";
 import { ClusterUid } from "./cluster_identity.ts";
-import { NodeController } from "./node_controller.ts";
-import { NodeLifecycleController } from "./node_lifecycle_controller.ts";
-import { LoadBalancerSweeper } from "./load_balancer_sweeper.ts";
-import { ServiceController } from "./service_controller.ts";
+import { NodeController } from "./node/node_controller.ts";
+import { NodeLifecycleController } from "./node/node_lifecycle_controller.ts";
+import { LoadBalancerSweeper } from "./service/load_balancer_sweeper.ts";
+import { ServiceController } from "./service/service_controller.ts";
 
 /** Builds the selected controllers for one term of leadership. */
 export function buildControllers(context: ControllerContext): Controller[] {
@@ -78,6 +78,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
     controllers.push(once("service", (uid, signal) =>
       new ServiceController({
         writes: serviceWriter(target),
+        serverVersion: () => kube.serverVersion(),
         cloud,
         services: services.watched(),
         nodes: nodes.watched(),
@@ -99,7 +100,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
         memberDrainMs: config.memberDrainPeriodMs,
         dryRun,
         metrics,
-        endpoints: new ReadyEndpoints(endpointSlices),
+        endpoints: new ReadyEndpoints(endpointSlices.watched()),
       }).run(signal)));
     if (config.sweepLeakedLoadBalancers) {
       controllers.push(once("load-balancer-sweeper", (uid, signal) =>

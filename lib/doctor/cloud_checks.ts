@@ -10,12 +10,12 @@
  *
  * @module
  */
-import { CLUSTER_LABEL, CLUSTER_UID_LABEL } from "../provider/load_balancer_names.ts";
+import { ANNOTATION_PREFIX, CLUSTER_LABEL, CLUSTER_UID_LABEL, DOCTOR_PROBE_LABEL } from "../ankra_names.ts";
 import { type Fetched, OPERATE_PROBE, type ProbeOutcome, type Reachability, type ReadFailure } from "./facts.ts";
 import { type CheckName, fail, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
 
 /** The check of the configuration. */
-export const CONFIGURATION: CheckName = { id: "configuration", title: "Configuration" };
+const CONFIGURATION: CheckName = { id: "configuration", title: "Configuration" };
 
 /** The finding of the configuration. */
 export function configurationFinding(problem: string | undefined, warnings: string[], apiUrl?: string): Finding {
@@ -41,7 +41,7 @@ export const TOKEN_VALID: CheckName = { id: "token-valid", title: "API token val
 export const LOAD_BALANCER_QUOTA: CheckName = { id: "load-balancer-quota", title: "Load balancer quota headroom" };
 
 /** Load balancers an account may have (the API's limit per account; the quota route does not list it). */
-export const LOAD_BALANCER_LIMIT = 5;
+const LOAD_BALANCER_LIMIT = 5;
 
 /** Whether the Ankra Cloud API at `apiUrl` answered, from the unauthenticated request. */
 export function apiReachableFinding(reach: Reachability, settings: { apiUrl: string; caBundlePath?: string }): Finding {
@@ -174,7 +174,7 @@ export function quotaFinding(count: Fetched<number>, limit = LOAD_BALANCER_LIMIT
       `the account has ${plural(used, "load balancer")} of at most ${limit}: a new LoadBalancer Service would be ` +
         "refused (quota_exceeded)",
       "delete load balancers that are no longer used, put Services on a combined edge (annotation " +
-        "load-balancer.ankra.cloud/edge), or ask Ankra Cloud support for a higher limit",
+        `${ANNOTATION_PREFIX}edge), or ask Ankra Cloud support for a higher limit`,
     );
   }
   return pass(LOAD_BALANCER_QUOTA, `${used} of ${limit} load balancers in use: room for ${limit - used} more`);
@@ -189,7 +189,7 @@ export const ACCOUNT_CAN_CREATE: CheckName = {
 };
 
 /** What the probe's answer says. */
-export type ProbeVerdict =
+type ProbeVerdict =
   | "created"
   | "unauthorized"
   | "read_only"
@@ -214,7 +214,7 @@ function answer(failure: ReadFailure): string {
 }
 
 const CREATED_FIX = (id: string) =>
-  `delete load balancer ${id} (named ${OPERATE_PROBE.name}, label ccm.ankra.cloud/doctor-probe=true) in the ` +
+  `delete load balancer ${id} (named ${OPERATE_PROBE.name}, label ${DOCTOR_PROBE_LABEL}=true) in the ` +
   "Ankra Cloud portal, and report this: the API accepted a create in a zone that does not exist";
 
 /** Whether the token may make changes, from the probe's answer. */

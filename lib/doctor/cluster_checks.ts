@@ -24,7 +24,7 @@
  */
 import type { SlimNode } from "../kube/slim.ts";
 import { parseGoBoolean } from "../go_syntax.ts";
-import { UNINITIALIZED_TAINT } from "../provider/node_plan.ts";
+import { UNINITIALIZED_TAINT } from "../provider/node/node_plan.ts";
 import { k3sArgs, k3sServersRunningServiceLb } from "../provider/k3s.ts";
 import {
   type AccessAnswer,
@@ -151,7 +151,7 @@ export function k3sCloudControllerDisabled(args: string[]): boolean {
 }
 
 /** The k3s servers among `nodes` that run k3s's cloud controller (no `--disable-cloud-controller`), by name. */
-export function k3sServersRunningCloudController(nodes: K3sNode[]): string[] {
+function k3sServersRunningCloudController(nodes: K3sNode[]): string[] {
   return nodes.filter((node) => {
     const args = k3sArgs(node.k3sNodeArgs);
     return args !== undefined && args[0] === "server" && !k3sCloudControllerDisabled(args);
@@ -206,10 +206,10 @@ export const OTHER_CLOUD_CONTROLLER: CheckName = {
 export const LEADER_LEASE: CheckName = { id: "leader-lease", title: "Leader-election Lease not held" };
 
 /** Allowance for the difference between the holder's clock and this host's, milliseconds. */
-export const CLOCK_SKEW_MS = 10_000;
+const CLOCK_SKEW_MS = 10_000;
 
 /** How long ago the Lease was last renewed (or acquired), milliseconds; undefined without a time. */
-export function leaseAgeMs(lease: LeaseFacts, now: Date): number | undefined {
+function leaseAgeMs(lease: LeaseFacts, now: Date): number | undefined {
   const time = lease.renewTime ?? lease.acquireTime;
   if (!time) return undefined;
   const parsed = Date.parse(time);

@@ -16,7 +16,7 @@
  * @module
  */
 import { AnkraCloudClient } from "../cloud/client.ts";
-import { type Command, type Config, resolveCommand } from "../config.ts";
+import { type Command, type Config, resolveCommand } from "../config/config.ts";
 import { kubeConnection } from "../kube/kubeconfig.ts";
 import { causeChain } from "../error_text.ts";
 import { KubeClient } from "../kube/client.ts";
@@ -29,7 +29,7 @@ import { gatherFacts } from "./gather_facts.ts";
 import { type DoctorReport, doctorReport, exitCode, formatJson, formatText } from "./report.ts";
 
 /** What the doctor works with. */
-export interface DoctorSetup {
+interface DoctorSetup {
   /** The configuration, when there is one (whole, or without the Ankra Cloud settings). */
   config?: Config;
   /** True when `config` holds usable Ankra Cloud settings (false for the fallback). */
@@ -77,7 +77,7 @@ export function configWithoutCloudSettings(
  * The doctor's setup from its command; `sources` (the whole command line and the environment) allow the fallback
  * when the configuration is bad.
  */
-export function doctorSetup(
+function doctorSetup(
   command: Extract<Command, { kind: "doctor" }>,
   sources?: { args: string[]; env: Record<string, string | undefined> },
 ): DoctorSetup {
@@ -87,7 +87,7 @@ export function doctorSetup(
 }
 
 /** Options of {@linkcode runDoctor} and {@linkcode diagnose}. */
-export interface DoctorOptions {
+interface DoctorOptions {
   /** The whole command line (`doctor …`), to run the Kubernetes checks when the Ankra Cloud settings are bad. */
   args?: string[];
   /** The environment, with `args`. */
@@ -99,7 +99,7 @@ export interface DoctorOptions {
 }
 
 /** The doctor's report and the line naming what it checked. */
-export interface Diagnosis {
+interface Diagnosis {
   /** The report. */
   report: DoctorReport;
   /** `ankra-cloud-ccm <version> doctor: …` naming the API and the cluster. */

@@ -23,11 +23,12 @@
  *
  * @module
  */
+import { DOCTOR_PROBE_LABEL } from "../ankra_names.ts";
 import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
 import type { CreateLoadBalancerInput } from "../cloud/load_balancers.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { SlimNode } from "../kube/slim.ts";
-import type { HighAvailabilityMode } from "../provider/service_plan.ts";
+import type { HighAvailabilityMode } from "../provider/service/service_plan.ts";
 import { objectKey } from "../kube/object_key.ts";
 
 /** What the checks need from the configuration. */
@@ -104,14 +105,14 @@ export type Reachability =
   | { ok: false; url: string; kind: UnreachableKind; message: string };
 
 /** The zone of the operate probe: a name no Ankra zone has (zones are named like `de-fsn1`). */
-export const OPERATE_PROBE_ZONE = "ankra-cloud-ccm-doctor-no-such-zone";
+const OPERATE_PROBE_ZONE = "ankra-cloud-ccm-doctor-no-such-zone";
 
 /** The operate probe's body: well-formed, refused for its zone and its empty network. */
 export const OPERATE_PROBE: CreateLoadBalancerInput = {
   zone: OPERATE_PROBE_ZONE,
   name: "ankra-cloud-ccm-doctor-probe",
   network_id: "",
-  labels: { "ccm.ankra.cloud/doctor-probe": "true" },
+  labels: { [DOCTOR_PROBE_LABEL]: "true" },
   high_availability: false,
   public_ipv4: false,
 };
@@ -192,7 +193,7 @@ export function leaseKey(namespace: string, name: string): string {
 }
 
 /** A rule as a ClusterRole or Role writes it. */
-export interface PolicyRule {
+interface PolicyRule {
   /** API groups (`""` is the core group). */
   apiGroups: string[];
   /** Resources, `resource/subresource` for a subresource. */
@@ -241,13 +242,13 @@ export function leaderElectionRules(leaseName: string): PolicyRule[] {
 export const AUTH_DELEGATOR_ROLE = "system:auth-delegator";
 
 /** What {@linkcode AUTH_DELEGATOR_ROLE} gives that the controller uses (TokenReview and SubjectAccessReview). */
-export const DELEGATED_AUTHORIZATION_RULES: readonly PolicyRule[] = [
+const DELEGATED_AUTHORIZATION_RULES: readonly PolicyRule[] = [
   { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
 ];
 
 /** One permission to ask about. */
-export interface AccessCheck {
+interface AccessCheck {
   /** API group (`""` for core). */
   group: string;
   /** Plural resource name as in a rule, e.g. `nodes`, without the subresource. */
@@ -271,7 +272,7 @@ export interface AccessAnswer {
 }
 
 /** What the controller's configuration changes in the list. */
-export interface PermissionOptions {
+interface PermissionOptions {
   /** Namespace of the leader-election Lease (`--leader-elect-resource-namespace`). */
   leaseNamespace: string;
   /** Name of the leader-election Lease (`--leader-elect-resource-name`). */

@@ -67,7 +67,7 @@ export function classifyUnreachable(text: string, timedOut: boolean): Unreachabl
 }
 
 /** Options of {@linkcode checkReachable}. */
-export interface ReachabilityOptions {
+interface ReachabilityOptions {
   /** Extra PEM certificate authorities, trusted besides the system roots (unless `onlyGivenCa`). */
   caCerts?: string[];
   /**
@@ -82,7 +82,7 @@ export interface ReachabilityOptions {
 }
 
 /** Sends one unauthenticated `GET url` and reports whether (and how) it was answered. */
-export async function checkReachable(url: string, options: ReachabilityOptions = {}): Promise<Reachability> {
+async function checkReachable(url: string, options: ReachabilityOptions = {}): Promise<Reachability> {
   let client: Deno.HttpClient;
   try {
     client = Deno.createHttpClient({
@@ -112,7 +112,7 @@ export async function checkReachable(url: string, options: ReachabilityOptions =
 }
 
 /** A failure as the checks see it, from whatever a client threw. */
-export function readFailure(error: unknown): ReadFailure {
+function readFailure(error: unknown): ReadFailure {
   if (error instanceof CloudApiError || error instanceof KubeApiError) {
     return {
       kind: error.kind,
@@ -133,7 +133,7 @@ async function read<T>(request: () => Promise<T>): Promise<Fetched<T>> {
 }
 
 /** How to reach the Ankra Cloud API. */
-export interface CloudAccess {
+interface CloudAccess {
   /** The client (with the token). */
   client: AnkraCloudClient;
   /** PEM of ANKRA_CLOUD_CA_BUNDLE, for the reachability request. */
@@ -143,7 +143,7 @@ export interface CloudAccess {
 }
 
 /** How to reach the Kubernetes API. */
-export interface ClusterAccess {
+interface ClusterAccess {
   /** The client (with the credentials). */
   client: KubeClient;
   /** The connection settings, for the reachability request. */
@@ -179,7 +179,7 @@ async function gatherCloudBase(access: CloudAccess, settings: DoctorSettings): P
 }
 
 /** Sends the operate probe; its refusal is the expected outcome. */
-export async function sendOperateProbe(client: AnkraCloudClient): Promise<ProbeOutcome> {
+async function sendOperateProbe(client: AnkraCloudClient): Promise<ProbeOutcome> {
   try {
     const { loadBalancer } = await client.createLoadBalancer(OPERATE_PROBE);
     return { created: true, loadBalancerId: loadBalancer.id };
@@ -216,7 +216,7 @@ async function getLease(kube: KubeClient, namespace: string, name: string): Prom
 }
 
 /** Everything the doctor reads from the Kubernetes API. */
-export async function gatherClusterFacts(access: ClusterAccess, settings: DoctorSettings): Promise<ClusterFacts> {
+async function gatherClusterFacts(access: ClusterAccess, settings: DoctorSettings): Promise<ClusterFacts> {
   const { client, connection } = access;
   const reachability = await checkReachable(`${connection.server}/version`, {
     caCerts: connection.caCerts,

@@ -11,8 +11,8 @@
 import { parseIpSloppy } from "../ip_address.ts";
 import type { SlimNode } from "../kube/slim.ts";
 import { k3sArgs } from "../provider/k3s.ts";
-import { kubeProxyNodeIps } from "../provider/kube_proxy_node_ips.ts";
-import { isUninitialized } from "../provider/node_plan.ts";
+import { kubeProxyNodeIps } from "../provider/node/kube_proxy_node_ips.ts";
+import { isUninitialized } from "../provider/node/node_plan.ts";
 import type { NodeMatch } from "./placement_checks.ts";
 import { type CheckName, type Finding, nameList, pass, plural, warn } from "./report.ts";
 
@@ -23,7 +23,7 @@ export const KUBE_PROXY_NODE_IPS: CheckName = {
 };
 
 /** A node whose kube-proxy gains an address family at initialisation. */
-export interface NodeGainingFamily {
+interface NodeGainingFamily {
   /** The Node's name. */
   name: string;
   /** kube-proxy's node IPs now (one family). */

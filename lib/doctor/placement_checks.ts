@@ -17,17 +17,18 @@
  *
  * @module
  */
+import { ANNOTATION_PREFIX } from "../ankra_names.ts";
 import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
 import type { SlimNode } from "../kube/slim.ts";
-import { chooseHighAvailability } from "../provider/load_balancer_plan.ts";
+import { chooseHighAvailability } from "../provider/service/load_balancer_plan.ts";
 import {
   type NetworkPlacement,
   type NodeOnServer,
   placeOnNetwork,
   serverNetworks,
-} from "../provider/load_balancer_network.ts";
+} from "../provider/service/load_balancer_network.ts";
 import { matchServer, serverLookup, type ServerMatch } from "../provider/server_match.ts";
-import { eligibleNodes, type HighAvailabilityMode } from "../provider/service_plan.ts";
+import { eligibleNodes, type HighAvailabilityMode } from "../provider/service/service_plan.ts";
 import type { Fetched } from "./facts.ts";
 import {
   type CheckName,
@@ -81,7 +82,7 @@ export function memberNodes(nodes: SlimNode[], servers: Server[]): NodeOnServer[
 }
 
 /** Servers claimed by more than one node: server id → node names. */
-export function sharedServers(matches: NodeMatch[]): Map<string, string[]> {
+function sharedServers(matches: NodeMatch[]): Map<string, string[]> {
   const claims = new Map<string, string[]>();
   for (const match of matches) {
     if (match.kind === "matched") claims.set(match.server.id, [...(claims.get(match.server.id) ?? []), match.node]);
@@ -162,7 +163,7 @@ function describe(network: Pick<Network, "id" | "name" | "cidr">): string {
 }
 
 /** What the network check reads. */
-export interface NetworkCheckInput {
+interface NetworkCheckInput {
   /** ANKRA_CLOUD_NETWORK_ID. */
   configuredId?: string;
   /** `get_network` of it. */
@@ -258,7 +259,7 @@ function configuredNetworkFinding(id: string, input: NetworkCheckInput): Finding
 }
 
 /** A zone to check and why. */
-export interface ZoneToCheck {
+interface ZoneToCheck {
   /** The zone's API name (e.g. `de-fsn1`), as in ANKRA_CLOUD_ZONE and the `topology.kubernetes.io/zone` label. */
   name: string;
   /** Where it comes from. */
@@ -316,7 +317,7 @@ function zoneVerdict(
       text: `${name}: no load balancer can be placed (${reasons.compute ?? "the zone has no compute node"})`,
       fix: zone.source === "ANKRA_CLOUD_ZONE"
         ? "set ANKRA_CLOUD_ZONE to a zone with compute nodes"
-        : `set ANKRA_CLOUD_ZONE (or the load-balancer.ankra.cloud/zone annotation) to a zone with compute nodes`,
+        : `set ANKRA_CLOUD_ZONE (or the ${ANNOTATION_PREFIX}zone annotation) to a zone with compute nodes`,
     };
   }
   const choice = chooseHighAvailability({ mode, zone: name, capabilities });

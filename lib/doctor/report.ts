@@ -86,12 +86,12 @@ export function plural(count: number, singular: string, pluralForm = `${singular
 }
 
 /** The mark of each status in the checklist. */
-export const STATUS_MARKS: Record<FindingStatus, string> = { pass: "✓", fail: "✗", warn: "!", skip: "−" };
+const STATUS_MARKS: Record<FindingStatus, string> = { pass: "✓", fail: "✗", warn: "!", skip: "−" };
 
 const FIX_INDENT = "    ";
 
 /** Counts of findings by status. */
-export function statusCounts(report: DoctorReport): Record<FindingStatus, number> {
+function statusCounts(report: DoctorReport): Record<FindingStatus, number> {
   const counts: Record<FindingStatus, number> = { pass: 0, fail: 0, warn: 0, skip: 0 };
   for (const finding of report.findings) counts[finding.status]++;
   return counts;

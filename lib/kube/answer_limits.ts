@@ -12,7 +12,7 @@ import { AnswerTooLargeError, MIB, readBoundedText } from "../runtime/bounded_bo
 export const ANSWER_LIMIT_BYTES = 32 * MIB;
 
 /** The largest error answer read: 1 MiB. */
-export const ERROR_LIMIT_BYTES = MIB;
+const ERROR_LIMIT_BYTES = MIB;
 
 /** How long past its `timeoutSeconds` a silent watch is trusted before it counts as a dead connection. */
 export const WATCH_IDLE_GRACE_MS = 30_000;
@@ -28,7 +28,7 @@ export async function errorText(response: Response): Promise<string> {
 }
 
 /** A watch's dead-connection timer: {@linkcode watchIdleTimer}. */
-export interface WatchIdleTimer {
+interface WatchIdleTimer {
   /** A pass-through stream for the watch's body that restarts the timer on every chunk. */
   stream(): TransformStream<Uint8Array, Uint8Array>;
   /** Stops the timer. */

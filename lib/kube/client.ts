@@ -19,7 +19,7 @@ import { USER_AGENT } from "../version.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
 import { abortableSleep } from "../runtime/abort.ts";
-import { AnswerTooLargeError, readBoundedText } from "../runtime/bounded_body.ts";
+import { AnswerTooLargeError, discardBody, readBoundedText } from "../runtime/bounded_body.ts";
 import { ANSWER_LIMIT_BYTES, errorText, WATCH_IDLE_GRACE_MS, watchIdleTimer } from "./answer_limits.ts";
 import { kubeTrustedCertificates } from "../tls.ts";
 import { CredentialSource } from "./credentials.ts";
@@ -37,7 +37,7 @@ export interface RequestLimiter {
 }
 
 /** PATCH flavours. */
-export type PatchType = "merge" | "strategic" | "json";
+type PatchType = "merge" | "strategic" | "json";
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: "application/merge-patch+json",
@@ -46,7 +46,7 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 };
 
 /** Options of one request. */
-export interface RequestOptions {
+interface RequestOptions {
   /** Set URL-encoded on the request URL; `undefined` values are left out. */
   query?: Record<string, string | number | boolean | undefined>;
   /** JSON body. */
@@ -65,7 +65,7 @@ export interface RequestOptions {
 }
 
 /** Options of {@linkcode KubeClient}. */
-export interface KubeClientOptions {
+interface KubeClientOptions {
   /** Requests per second (default 20). */
   qps?: number;
   /** Burst (default 30). */
@@ -79,7 +79,7 @@ export interface KubeClientOptions {
 }
 
 /** A paginated list's result. */
-export interface ListResult<T> {
+interface ListResult<T> {
   /** Every item across pages. */
   items: T[];
   /** The list's resourceVersion, to watch from. */
@@ -154,10 +154,30 @@ export class KubeClient {
    *
    * @throws {KubeApiError} on any failure.
    */
-  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    return this.#withRetries<T>(method, path, options, "parsed");
+  }
+
+  /**
+   * Sends a write whose answer nobody reads (the API server's echo of the object) and drops that answer unparsed,
+   * through one small buffer: a status patch or an event costs no decoded copy of its object. Retries as
+   * {@linkcode KubeClient.request} does.
+   *
+   * @throws {KubeApiError} on any failure.
+   */
+  async send(method: string, path: string, options: RequestOptions = {}): Promise<void> {
+    await this.#withRetries<void>(method, path, options, "dropped");
+  }
+
+  async #withRetries<T>(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    answer: "parsed" | "dropped",
+  ): Promise<T> {
     for (let attempt = 1;; attempt++) {
       try {
-        return await this.#attempt<T>(method, path, options);
+        return await this.#attempt<T>(method, path, { ...options, answer });
       } catch (cause) {
         if (!(cause instanceof KubeApiError)) throw cause;
         if (cause.kind === "unauthorized" && attempt === 1 && this.config.auth.kind !== "token") {
@@ -173,7 +193,11 @@ export class KubeClient {
     }
   }
 
-  async #attempt<T>(method: string, path: string, options: RequestOptions): Promise<T> {
+  async #attempt<T>(
+    method: string,
+    path: string,
+    options: RequestOptions & { answer: "parsed" | "dropped" },
+  ): Promise<T> {
     await (options.limiter ?? this.#budget).acquire(options.signal);
     const headers = await this.#prepare();
     if (options.body !== undefined) {
@@ -192,7 +216,11 @@ export class KubeClient {
         signal,
         redirect: "error",
       });
-      text = response.ok ? await readBoundedText(response, ANSWER_LIMIT_BYTES) : await errorText(response);
+      if (!response.ok) text = await errorText(response);
+      else if (options.answer === "dropped") {
+        await discardBody(response, ANSWER_LIMIT_BYTES);
+        text = "";
+      } else text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
     } catch (cause) {
       if (cause instanceof AnswerTooLargeError) {
         this.#record(method, path, "too_large");
@@ -215,6 +243,11 @@ export class KubeClient {
         status: response.status,
       });
     }
+  }
+
+  /** The API server's `gitVersion` (`GET /version`), undefined when it cannot be read. */
+  serverVersion(): Promise<string | undefined> {
+    return this.get<{ gitVersion?: string }>("/version").then((version) => version.gitVersion, () => undefined);
   }
 
   /** GET one object (through `limiter` when given, else the client's bucket). */

@@ -9,7 +9,7 @@ import * as v from "valibot";
 import type { AuthSource, ExecConfig } from "./kubeconfig.ts";
 
 /** A credential for one request. */
-export interface Credential {
+interface Credential {
   /** Bearer token, if any. */
   token?: string;
   /** PEM client certificate and key from an exec plugin, if any. */
@@ -82,7 +82,7 @@ export class CredentialSource {
 }
 
 /** Runs an exec credential plugin as kubectl does (`KUBERNETES_EXEC_INFO`, non-interactive). */
-export async function runExecPlugin(exec: ExecConfig): Promise<{ credential: Credential; expiresAt?: number }> {
+async function runExecPlugin(exec: ExecConfig): Promise<{ credential: Credential; expiresAt?: number }> {
   const command = exec.command.includes("/") && !exec.command.startsWith("/")
     ? `${exec.baseDir}/${exec.command}`
     : exec.command;

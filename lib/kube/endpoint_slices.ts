@@ -11,11 +11,12 @@ import type { V1EndpointSlice } from "@kubernetes/client-node";
 import type { KubeClient } from "./client.ts";
 import type { ClusterInformerOptions } from "./cluster_informers.ts";
 import { Informer } from "./informer.ts";
+import type { IndexedSyncedStore, StoreIndex } from "./store.ts";
 import * as log from "../log.ts";
 import { objectKey } from "./object_key.ts";
 
 /** The label linking an EndpointSlice to its Service. */
-export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 /** The fields of an EndpointSlice the controllers read. */
 export interface SlimEndpointSlice {
@@ -51,12 +52,18 @@ export function slimEndpointSlice(slice: V1EndpointSlice): SlimEndpointSlice {
   };
 }
 
-/** An informer of all EndpointSlices. */
+/** The index of EndpointSlices by their Service (`<namespace>/<name>`), which {@linkcode ReadyEndpoints} reads. */
+export const SLICES_BY_SERVICE: StoreIndex<SlimEndpointSlice> = {
+  name: "service",
+  valuesOf: (slice) => slice.service ? [slice.service] : [],
+};
+
+/** An informer of all EndpointSlices, indexed by their Service ({@linkcode SLICES_BY_SERVICE}). */
 export function endpointSliceInformer(
   client: KubeClient,
   options: ClusterInformerOptions = {},
 ): Informer<V1EndpointSlice, SlimEndpointSlice> {
-  return new Informer<V1EndpointSlice, SlimEndpointSlice>({
+  const informer = new Informer<V1EndpointSlice, SlimEndpointSlice>({
     name: "endpointslices",
     client,
     path: "/apis/discovery.k8s.io/v1/endpointslices",
@@ -64,9 +71,9 @@ export function endpointSliceInformer(
     keyOf: objectKey,
     ...options,
   });
+  informer.addIndex(SLICES_BY_SERVICE);
+  return informer;
 }
-
-const BY_SERVICE = "service";
 
 function sameNodes(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return a.size === b.size && [...a].every((node) => b.has(node));
@@ -74,18 +81,15 @@ function sameNodes(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 
 /** The nodes holding ready endpoints of each Service, from an EndpointSlice informer. */
 export class ReadyEndpoints {
-  readonly #informer: Pick<Informer<V1EndpointSlice, SlimEndpointSlice>, "store" | "onChange" | "hasSynced" | "synced">;
+  readonly #slices: IndexedSyncedStore<SlimEndpointSlice>;
   /** Last node set told to listeners, by Service. */
   readonly #told = new Map<string, ReadonlySet<string>>();
   readonly #listeners: ((service: string) => void)[] = [];
 
-  /** Indexes the informer's store by Service and listens to its changes. */
-  constructor(
-    informer: Pick<Informer<V1EndpointSlice, SlimEndpointSlice>, "store" | "onChange" | "hasSynced" | "synced">,
-  ) {
-    this.#informer = informer;
-    informer.store.addIndex(BY_SERVICE, (slice) => slice.service ? [slice.service] : []);
-    informer.onChange((change) => {
+  /** Listens to the changes of `slices`, a store indexed by {@linkcode SLICES_BY_SERVICE}. */
+  constructor(slices: IndexedSyncedStore<SlimEndpointSlice>) {
+    this.#slices = slices;
+    slices.onChange((change) => {
       const services = new Set<string>();
       if (change.type !== "added" && change.old.service) services.add(change.old.service);
       if (change.type !== "deleted" && change.object.service) services.add(change.object.service);
@@ -95,12 +99,12 @@ export class ReadyEndpoints {
 
   /** True once the first list of EndpointSlices is in. */
   get hasSynced(): boolean {
-    return this.#informer.hasSynced;
+    return this.#slices.hasSynced;
   }
 
   /** Resolves after the first list of EndpointSlices. */
   get synced(): Promise<void> {
-    return this.#informer.synced;
+    return this.#slices.synced;
   }
 
   /** Calls `listener` with the Service key whenever the nodes holding its ready endpoints change. */
@@ -110,9 +114,9 @@ export class ReadyEndpoints {
 
   /** The nodes holding a ready endpoint of the Service `<namespace>/<name>`; undefined before the first list. */
   readyNodes(service: string): ReadonlySet<string> | undefined {
-    if (!this.#informer.hasSynced) return undefined;
+    if (!this.#slices.hasSynced) return undefined;
     const nodes = new Set<string>();
-    for (const slice of this.#informer.store.byIndex(BY_SERVICE, service)) {
+    for (const slice of this.#slices.store.byIndex(SLICES_BY_SERVICE.name, service)) {
       for (const node of slice.readyNodes) nodes.add(node);
     }
     return nodes;

@@ -7,7 +7,7 @@
  */
 
 /** What went wrong with a Kubernetes API request. */
-export type KubeErrorKind =
+type KubeErrorKind =
   | "bad_request"
   | "unauthorized"
   | "forbidden"

@@ -47,12 +47,24 @@ export interface EventSink {
   event(object: ObjectReference, type: EventType, reason: string, message: string): void;
 }
 
+/** An Event this recorder created, to be counted up while the same one recurs within the correlation window. */
 interface Correlated {
+  type: EventType;
+  reason: string;
+  message: string;
+  /** The Event's name and namespace. */
   name: string;
   namespace: string;
   count: number;
-  firstTimestamp: string;
   lastSeen: number;
+}
+
+/** One event waiting for its write, in the order it was recorded. */
+interface Pending {
+  object: ObjectReference;
+  type: EventType;
+  reason: string;
+  message: string;
 }
 
 const CORRELATION_WINDOW_MS = 10 * 60_000;
@@ -76,20 +88,20 @@ let nameSequence = Math.floor(Math.random() * SEQUENCE_SLOTS);
  * sequence shared by every recorder of this process, so a million events can be named in one millisecond before a
  * name repeats.
  */
-export function eventName(objectName: string, nowMs: number): string {
+function eventName(objectName: string, nowMs: number): string {
   nameSequence = (nameSequence + 1) % SEQUENCE_SLOTS;
   return `${objectName}.${(BigInt(nowMs) * BigInt(SEQUENCE_SLOTS) + BigInt(nameSequence)).toString(16)}`;
 }
 
 /** What an {@linkcode EventRecorder} needs of the Kubernetes client (a {@linkcode KubeClient}; a fake in tests). */
-export type EventClient = Pick<KubeClient, "request">;
+type EventClient = Pick<KubeClient, "send">;
 
 function isNameTaken(error: unknown): error is KubeApiError {
   return isKubeError(error, "conflict") && error.reason === "AlreadyExists";
 }
 
 /** Options of {@linkcode EventRecorder}. */
-export interface EventRecorderOptions {
+interface EventRecorderOptions {
   /** Source component (`ankra-cloud-ccm`, `cloud-node-controller`, …). */
   component: string;
   /** Host name for `source.host`. */
@@ -102,14 +114,26 @@ export interface EventRecorderOptions {
   dryRun?: DryRunReport;
 }
 
+/** What tells an object apart for correlation and spam buckets: its UID, or its kind, namespace and name without one. */
+function objectIdentity(object: ObjectReference): string {
+  return object.uid || `${object.kind}/${object.namespace ?? ""}/${object.name}`;
+}
+
 /** Records events for one source component. */
 export class EventRecorder implements EventSink {
   readonly #client: EventClient;
   readonly #options: EventRecorderOptions;
   readonly #now: () => number;
-  readonly #correlated = new Map<string, Correlated>();
-  readonly #buckets = new Map<string, { tokens: number; at: number }>();
-  #chain: Promise<void> = Promise.resolve();
+  /** The Events this recorder created, by object (its {@linkcode objectIdentity}). */
+  readonly #correlated = new Map<string, Correlated[]>();
+  /**
+   * Each object's spam bucket, as the time it is full again (one token comes back every five minutes); an object
+   * whose bucket is full has no entry worth keeping.
+   */
+  readonly #fullAt = new Map<string, number>();
+  /** Events recorded and not yet written, oldest first; {@linkcode EventRecorder.flush} waits for them. */
+  readonly #pending: Pending[] = [];
+  #writing?: Promise<void>;
   readonly #limiter = new TokenBucket({ requestsPerMinute: 20 * 60, burst: 50 });
   readonly #counter?: ReturnType<MetricsRegistry["counter"]>;
 
@@ -138,38 +162,52 @@ export class EventRecorder implements EventSink {
       this.#counter?.inc({ type, reason, outcome: "dropped" });
       return;
     }
-    this.#chain = this.#chain.then(() => this.#write(object, type, reason, text)).catch((cause) => {
-      this.#counter?.inc({ type, reason, outcome: "failed" });
-      log.warn("could not record event", { reason, object: `${object.kind}/${object.name}`, error: cause });
-    });
+    this.#pending.push({ object, type, reason, message: text });
+    this.#writing ??= this.#writeAll();
   }
 
   /** Waits until every recorded event is written. */
   flush(): Promise<void> {
-    return this.#chain;
+    return this.#writing ?? Promise.resolve();
   }
 
+  /** Writes the pending events one at a time, in order, until none is left. */
+  async #writeAll(): Promise<void> {
+    // Writing starts after the recording caller's turn, never inside it.
+    await Promise.resolve();
+    for (let next = this.#pending.shift(); next; next = this.#pending.shift()) {
+      const { object, type, reason, message } = next;
+      try {
+        await this.#write(object, type, reason, message);
+      } catch (cause) {
+        this.#counter?.inc({ type, reason, outcome: "failed" });
+        log.warn("could not record event", { reason, object: `${object.kind}/${object.name}`, error: cause });
+      }
+    }
+    this.#writing = undefined;
+  }
+
+  /** Takes one token of the object's spam bucket (burst 25, one back every five minutes); false when it has none. */
   #allow(object: ObjectReference): boolean {
-    const key = `${object.kind}/${object.namespace ?? ""}/${object.name}/${object.uid}`;
+    const key = objectIdentity(object);
     const now = this.#now();
-    const bucket = this.#buckets.get(key) ?? { tokens: SPAM_BURST, at: now };
-    bucket.tokens = Math.min(SPAM_BURST, bucket.tokens + (now - bucket.at) / SPAM_REFILL_MS);
-    bucket.at = now;
-    this.#buckets.set(key, bucket);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
+    const fullAt = Math.max(this.#fullAt.get(key) ?? now, now);
+    if (fullAt - now > (SPAM_BURST - 1) * SPAM_REFILL_MS) return false;
+    this.#fullAt.set(key, fullAt + SPAM_REFILL_MS);
+    if (this.#fullAt.size > 4096) this.#forgetOld(now);
     return true;
   }
 
   async #write(object: ObjectReference, type: EventType, reason: string, message: string): Promise<void> {
     const namespace = object.namespace || "default";
-    const key = [object.kind, namespace, object.name, object.uid, type, reason, message].join("\u0000");
+    const key = objectIdentity(object);
     const now = this.#now();
     const timestamp = new Date(now).toISOString().replace(/\.\d+Z$/, "Z");
-    const previous = this.#correlated.get(key);
+    const created = this.#correlated.get(key);
+    const previous = created?.find((c) => c.type === type && c.reason === reason && c.message === message);
     if (previous && now - previous.lastSeen < CORRELATION_WINDOW_MS) {
       try {
-        await this.#client.request("PATCH", `/api/v1/namespaces/${namespace}/events/${previous.name}`, {
+        await this.#client.send("PATCH", `/api/v1/namespaces/${namespace}/events/${previous.name}`, {
           limiter: this.#limiter,
           patch: "merge",
           body: { count: previous.count + 1, lastTimestamp: timestamp },
@@ -204,11 +242,22 @@ export class EventRecorder implements EventSink {
       reportingInstance: this.#options.host ?? "",
     };
     const name = await this.#create(namespace, object.name, body);
-    this.#correlated.set(key, { name, namespace, count: 1, firstTimestamp: timestamp, lastSeen: now });
+    const entry: Correlated = { type, reason, message, name, namespace, count: 1, lastSeen: now };
+    if (previous) created!.splice(created!.indexOf(previous), 1, entry);
+    else if (created) created.push(entry);
+    else this.#correlated.set(key, [entry]);
     this.#counter?.inc({ type, reason, outcome: "created" });
-    if (this.#correlated.size > 4096) {
-      for (const [k, v] of this.#correlated) if (now - v.lastSeen > CORRELATION_WINDOW_MS) this.#correlated.delete(k);
+    if (this.#correlated.size > 4096) this.#forgetOld(now);
+  }
+
+  /** Forgets Events older than the correlation window, and spam buckets that are full again. */
+  #forgetOld(now: number): void {
+    for (const [key, entries] of this.#correlated) {
+      const recent = entries.filter((e) => now - e.lastSeen <= CORRELATION_WINDOW_MS);
+      if (recent.length === 0) this.#correlated.delete(key);
+      else if (recent.length < entries.length) this.#correlated.set(key, recent);
     }
+    for (const [key, fullAt] of this.#fullAt) if (fullAt <= now) this.#fullAt.delete(key);
   }
 
   /** POSTs the Event under a new name, and again under a fresh one after each `409 AlreadyExists`; gives the name. */
@@ -217,7 +266,7 @@ export class EventRecorder implements EventSink {
       const name = eventName(objectName, this.#now());
       const body = { ...event, metadata: { ...event.metadata, name } };
       try {
-        await this.#client.request("POST", `/api/v1/namespaces/${namespace}/events`, { limiter: this.#limiter, body });
+        await this.#client.send("POST", `/api/v1/namespaces/${namespace}/events`, { limiter: this.#limiter, body });
         return name;
       } catch (cause) {
         if (!isNameTaken(cause) || attempt >= EVENT_NAME_ATTEMPTS) throw cause;

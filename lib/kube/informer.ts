@@ -16,105 +16,7 @@ import type { KubeClient } from "./client.ts";
 import { isKubeError } from "./errors.ts";
 import { sameExceptVersion } from "./slim.ts";
 import { DEFAULTS } from "../defaults.ts";
-import type { StoreReader, SyncedStore } from "./store_reader.ts";
-
-/** A change of one object in the store. */
-export type StoreChange<S> =
-  | { type: "added"; key: string; object: S }
-  | { type: "updated"; key: string; object: S; old: S }
-  | { type: "deleted"; key: string; old: S };
-
-/** Objects by key, with secondary indexes. */
-export class Store<S> {
-  readonly #items = new Map<string, S>();
-  readonly #indexers = new Map<string, (object: S) => string[]>();
-  readonly #indexes = new Map<string, Map<string, Set<string>>>();
-
-  /** Adds an index: `valuesOf` gives the index values of an object. */
-  addIndex(name: string, valuesOf: (object: S) => string[]): void {
-    this.#indexers.set(name, valuesOf);
-    const index = new Map<string, Set<string>>();
-    this.#indexes.set(name, index);
-    for (const [key, object] of this.#items) this.#indexAdd(name, key, object);
-  }
-
-  #indexAdd(name: string, key: string, object: S): void {
-    const index = this.#indexes.get(name)!;
-    for (const value of this.#indexers.get(name)!(object)) {
-      let keys = index.get(value);
-      if (!keys) index.set(value, keys = new Set());
-      keys.add(key);
-    }
-  }
-
-  #indexRemove(key: string, object: S): void {
-    for (const [name, valuesOf] of this.#indexers) {
-      const index = this.#indexes.get(name)!;
-      for (const value of valuesOf(object)) {
-        const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
-      }
-    }
-  }
-
-  /** The object with `key`. */
-  get(key: string): S | undefined {
-    return this.#items.get(key);
-  }
-
-  /** Every object. */
-  list(): S[] {
-    return [...this.#items.values()];
-  }
-
-  /** Every key. */
-  keys(): string[] {
-    return [...this.#items.keys()];
-  }
-
-  /** Number of objects. */
-  get size(): number {
-    return this.#items.size;
-  }
-
-  /** Objects whose index `name` has `value`. */
-  byIndex(name: string, value: string): S[] {
-    const keys = this.#indexes.get(name)?.get(value);
-    return keys ? [...keys].map((k) => this.#items.get(k)!).filter(Boolean) : [];
-  }
-
-  /** Puts an object; returns the previous one. */
-  set(key: string, object: S): S | undefined {
-    const old = this.#items.get(key);
-    if (old) this.#indexRemove(key, old);
-    this.#items.set(key, object);
-    for (const name of this.#indexers.keys()) this.#indexAdd(name, key, object);
-    return old;
-  }
-
-  /** A view that reads this store and cannot write it (what controllers are handed). */
-  reader(): StoreReader<S> {
-    const items = this.#items;
-    return Object.freeze({
-      get: (key: string) => items.get(key),
-      list: () => [...items.values()],
-      get size() {
-        return items.size;
-      },
-    });
-  }
-
-  /** Removes an object; returns it. */
-  delete(key: string): S | undefined {
-    const old = this.#items.get(key);
-    if (old) {
-      this.#indexRemove(key, old);
-      this.#items.delete(key);
-    }
-    return old;
-  }
-}
+import { type IndexedSyncedStore, Store, type StoreChange, type StoreIndex } from "./store.ts";
 
 /** Options of {@linkcode Informer}. */
 export interface InformerOptions<R, S extends { resourceVersion: string }> {
@@ -138,9 +40,9 @@ export interface InformerOptions<R, S extends { resourceVersion: string }> {
 
 /** Keeps a slim store in step with the API server. */
 export class Informer<R, S extends { resourceVersion: string }> {
-  /** Written only by this informer; read it once {@linkcode Informer.synced} resolves. */
-  readonly store = new Store<S>();
-  readonly #options: InformerOptions<R, S>;
+  /** Written only by this informer; controllers read it through {@linkcode Informer.watched}. */
+  readonly #store = new Store<S>();
+  readonly #options: InformerOptions<R, S> & Required<Pick<InformerOptions<R, S>, "pageSize" | "watchTimeoutSeconds">>;
   readonly #handlers: ((change: StoreChange<S>) => void)[] = [];
   readonly #synced = Promise.withResolvers<void>();
   #hasSynced = false;
@@ -151,7 +53,9 @@ export class Informer<R, S extends { resourceVersion: string }> {
 
   /** Creates the informer; call {@linkcode Informer.run} to start it. */
   constructor(options: InformerOptions<R, S>) {
-    this.#options = options;
+    const { pageSize = DEFAULTS.informerPageItems, watchTimeoutSeconds = DEFAULTS.informerWatchTimeoutSeconds } =
+      options;
+    this.#options = { ...options, pageSize, watchTimeoutSeconds };
     this.#restarts = options.metrics?.counter(
       "kubernetes_watch_restarts_total",
       "Watch streams restarted, by resource and cause (ended, gone, error).",
@@ -173,12 +77,17 @@ export class Informer<R, S extends { resourceVersion: string }> {
     return this.#resourceVersion;
   }
 
+  /** Declares a secondary index of the store (before {@linkcode Informer.run}, as client-go's indexers are). */
+  addIndex(index: StoreIndex<S>): void {
+    this.#store.addIndex(index);
+  }
+
   /** The read-only store, the change notifications and the sync state: what a controller is handed. */
-  watched(): SyncedStore<S> {
+  watched(): IndexedSyncedStore<S> {
     const hasSynced = () => this.hasSynced;
     const synced = () => this.synced;
     return {
-      store: this.store.reader(),
+      store: this.#store.reader(),
       onChange: (handler) => this.onChange(handler),
       get hasSynced() {
         return hasSynced();
@@ -207,11 +116,11 @@ export class Informer<R, S extends { resourceVersion: string }> {
   #apply(type: "ADDED" | "MODIFIED" | "DELETED", object: S): void {
     const key = this.#options.keyOf(object);
     if (type === "DELETED") {
-      const old = this.store.delete(key);
+      const old = this.#store.delete(key);
       if (old) this.#emit({ type: "deleted", key, old });
       return;
     }
-    const old = this.store.set(key, object);
+    const old = this.#store.set(key, object);
     if (!old) this.#emit({ type: "added", key, object });
     else if (!sameExceptVersion(old, object)) this.#emit({ type: "updated", key, object, old });
   }
@@ -221,7 +130,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
     // Each item is slimmed as it is decoded: the raw page is never held.
     const resourceVersion = await this.#options.client.listEach(
       this.#options.path,
-      { limit: this.#options.pageSize ?? DEFAULTS.informerPageItems, signal },
+      { limit: this.#options.pageSize, signal },
       (raw) => {
         const object = this.#options.slim(raw as R);
         seen.add(this.#options.keyOf(object));
@@ -229,9 +138,9 @@ export class Informer<R, S extends { resourceVersion: string }> {
       },
     );
     this.lists++;
-    for (const key of this.store.keys()) {
+    for (const key of this.#store.keys()) {
       if (!seen.has(key)) {
-        const old = this.store.delete(key)!;
+        const old = this.#store.delete(key)!;
         this.#emit({ type: "deleted", key, old });
       }
     }
@@ -247,7 +156,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
     const { name, client, path } = this.#options;
     let needList = true;
     let failures = 0;
-    const [minTimeout, maxTimeout] = this.#options.watchTimeoutSeconds ?? [300, 600];
+    const [minTimeout, maxTimeout] = this.#options.watchTimeoutSeconds;
     while (!signal.aborted) {
       try {
         if (needList) {
@@ -296,7 +205,7 @@ export class Informer<R, S extends { resourceVersion: string }> {
  * The pause before the `failures`-th retry of a list or watch: 0.2 s doubling to 1.6 s while the API server cannot be
  * reached (it is restarting: be there when it is back), 1 s doubling to 30 s for errors it answers.
  */
-export function retryDelay(cause: unknown, failures: number): number {
+function retryDelay(cause: unknown, failures: number): number {
   const exponent = Math.min(Math.max(failures - 1, 0), 5);
   if (isKubeError(cause, "network") || isKubeError(cause, "timeout")) return Math.min(1_600, 200 * 2 ** exponent);
   return Math.min(30_000, 1_000 * 2 ** exponent);

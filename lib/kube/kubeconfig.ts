@@ -244,7 +244,7 @@ export async function parseKubeconfig(text: string, path: string, context?: stri
 }
 
 /** Reads and parses the kubeconfig file at `path`. */
-export async function loadKubeconfigFile(path: string): Promise<KubeConnectionConfig> {
+async function loadKubeconfigFile(path: string): Promise<KubeConnectionConfig> {
   return await parseKubeconfig(readFileFor(path, "kubeconfig", "--kubeconfig"), path);
 }
 

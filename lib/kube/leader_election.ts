@@ -19,9 +19,10 @@ import { isKubeError } from "./errors.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
+import { DEFAULTS } from "../defaults.ts";
 
 /** Options of {@linkcode LeaderElector}. */
-export interface LeaderElectionOptions {
+interface LeaderElectionOptions {
   /** `--leader-elect-resource-namespace`. */
   namespace: string;
   /** `--leader-elect-resource-name`; also the `name` label of the leader gauge. */
@@ -198,7 +199,7 @@ export class LeaderElector {
           const _event of this.#client.watch<Lease>(this.#path, {
             resourceVersion: list.resourceVersion,
             fieldSelector: `metadata.name=${this.#options.name}`,
-            timeoutSeconds: 300,
+            timeoutSeconds: DEFAULTS.kubeWatchTimeoutSeconds,
             signal,
             limiter: this.#limiter,
           })

@@ -10,7 +10,7 @@
  */
 
 /** The metadata of a list page. */
-export interface ListMetadata {
+interface ListMetadata {
   /** resourceVersion to watch from. */
   resourceVersion: string;
   /** Token of the next page. */
@@ -18,7 +18,7 @@ export interface ListMetadata {
 }
 
 /** How much one page may hold. */
-export interface ListStreamLimits {
+interface ListStreamLimits {
   /** Most characters of one item (and of the list's header or tail); default 8 Mi. */
   itemChars?: number;
   /** Most items of one page; default unlimited (the caller passes the `limit` it asked for). */
@@ -35,7 +35,7 @@ export class ListTooLargeError extends Error {
 }
 
 /** The default {@linkcode ListStreamLimits.itemChars}: 8 Mi characters (etcd keeps objects below 1.5 MiB). */
-export const ITEM_LIMIT_CHARS = 8 * 1024 * 1024;
+const ITEM_LIMIT_CHARS = 8 * 1024 * 1024;
 
 /**
  * Reads a list body, calling `onItem` with each parsed item, and returns the list metadata.

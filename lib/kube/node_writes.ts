@@ -50,7 +50,7 @@ function asNode(node: SlimNode): V1Node {
  * Initialises a Node in one update: sets `providerID` unless it has one, sets `labels`, removes the taint
  * `taintKey`. False when the Node is gone. `known` (the store's copy) saves the read before the write.
  */
-export async function initialiseNode(
+async function initialiseNode(
   target: KubeWriteTarget,
   name: string,
   init: { providerID: string; labels: Record<string, string>; taintKey: string },
@@ -68,7 +68,7 @@ export async function initialiseNode(
 }
 
 /** Adds `taint` (when no taint has its key) or removes every taint with its key; false when nothing changed. */
-export async function setNodeTaint(
+async function setNodeTaint(
   target: KubeWriteTarget,
   name: string,
   taint: Taint,
@@ -87,7 +87,7 @@ export async function setNodeTaint(
 }
 
 /** Sets (merges) the Node's labels. */
-export async function patchNodeLabels(
+async function patchNodeLabels(
   target: KubeWriteTarget,
   name: string,
   labels: Record<string, string>,
@@ -97,14 +97,14 @@ export async function patchNodeLabels(
   ) {
     return;
   }
-  await target.kube.request("PATCH", nodePath(name), { patch: "merge", body: { metadata: { labels } } });
+  await target.kube.send("PATCH", nodePath(name), { patch: "merge", body: { metadata: { labels } } });
 }
 
 /**
  * Replaces the Node's `status.addresses` through the status subresource; returns the Node's new resourceVersion (so a
  * write that follows needs no read).
  */
-export async function replaceNodeAddresses(
+async function replaceNodeAddresses(
   target: KubeWriteTarget,
   name: string,
   addresses: NodeAddress[],
@@ -119,10 +119,10 @@ export async function replaceNodeAddresses(
 }
 
 /** Deletes the Node if it still has `uid`; false when it was already gone. */
-export async function deleteNode(target: KubeWriteTarget, node: { name: string; uid: string }): Promise<boolean> {
+async function deleteNode(target: KubeWriteTarget, node: { name: string; uid: string }): Promise<boolean> {
   if (described(target, "cloud-node-lifecycle", node.name, "delete_node", `delete node ${node.name}`)) return true;
   try {
-    await target.kube.request("DELETE", nodePath(node.name), {
+    await target.kube.send("DELETE", nodePath(node.name), {
       body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: node.uid } },
     });
     return true;

@@ -57,7 +57,7 @@ export async function updateObject<T extends { metadata?: { resourceVersion?: st
       resourceVersion: current.metadata?.resourceVersion,
     };
     try {
-      await kube.request("PATCH", path, { patch: "merge", body: { ...patch, metadata } });
+      await kube.send("PATCH", path, { patch: "merge", body: { ...patch, metadata } });
       return true;
     } catch (cause) {
       if (isKubeError(cause, "conflict") && attempt < 5) {

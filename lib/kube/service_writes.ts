@@ -8,11 +8,12 @@
  *
  * @module
  */
+import { EDGE_IN_USE_ANNOTATION, READY_CONDITION_TYPE, SHARE_IN_USE_ANNOTATION } from "../ankra_names.ts";
 import type { V1Service } from "@kubernetes/client-node";
 import { isKubeError } from "./errors.ts";
 import { describedInDryRun, type KubeWriteTarget, updateObject } from "./object_writes.ts";
 import { objectKey } from "./object_key.ts";
-import { EDGE_IN_USE_ANNOTATION, READY_CONDITION_TYPE, SHARE_IN_USE_ANNOTATION, type SlimCondition } from "./slim.ts";
+import { type SlimCondition } from "./slim.ts";
 
 function described(target: KubeWriteTarget, service: ServiceName, action: string, detail: string): boolean {
   return describedInDryRun(target, {
@@ -32,7 +33,7 @@ export interface ServiceName {
 }
 
 /** The API path of a Service (or its status subresource). */
-export function servicePath(service: ServiceName, subresource?: "status"): string {
+function servicePath(service: ServiceName, subresource?: "status"): string {
   const base = `/api/v1/namespaces/${encodeURIComponent(service.namespace)}/services/${
     encodeURIComponent(service.name)
   }`;
@@ -43,7 +44,7 @@ export function servicePath(service: ServiceName, subresource?: "status"): strin
  * Adds `finalizer` (`present`) unless the Service has it, or removes it; false when there was nothing to do or the
  * Service is gone.
  */
-export async function setServiceFinalizer(
+async function setServiceFinalizer(
   target: KubeWriteTarget,
   service: ServiceName,
   finalizer: string,
@@ -64,7 +65,7 @@ export async function setServiceFinalizer(
 }
 
 /** Sets `status.loadBalancer.ingress` (null clears it). A Service that is gone is ignored. */
-export async function writeServiceIngress(
+async function writeServiceIngress(
   target: KubeWriteTarget,
   service: ServiceName,
   ingress: { ip: string }[] | null,
@@ -81,7 +82,7 @@ export async function writeServiceIngress(
     return;
   }
   try {
-    await target.kube.request("PATCH", servicePath(service, "status"), {
+    await target.kube.send("PATCH", servicePath(service, "status"), {
       patch: "merge",
       body: { status: { loadBalancer: { ingress } } },
     });
@@ -94,7 +95,7 @@ export async function writeServiceIngress(
  * Sets this controller's condition in `status.conditions` (merged by type: other conditions stay), or removes it
  * (`null`). A Service that is gone is ignored.
  */
-export async function writeServiceCondition(
+async function writeServiceCondition(
   target: KubeWriteTarget,
   service: ServiceName,
   condition: SlimCondition | null,
@@ -105,7 +106,7 @@ export async function writeServiceCondition(
   if (described(target, service, "write_condition", `set Service ${objectKey(service)} ${text}`)) return;
   const body = condition ?? { type: READY_CONDITION_TYPE, $patch: "delete" };
   try {
-    await target.kube.request("PATCH", servicePath(service, "status"), {
+    await target.kube.send("PATCH", servicePath(service, "status"), {
       patch: "strategic",
       body: { status: { conditions: [body] } },
     });
@@ -115,7 +116,7 @@ export async function writeServiceCondition(
 }
 
 /** Records in the Service's `ccm.ankra.cloud/edge` annotation which edge holds its members (null removes it). */
-export async function recordServiceEdge(
+async function recordServiceEdge(
   target: KubeWriteTarget,
   service: ServiceName,
   edgeId: string | null,
@@ -129,7 +130,7 @@ export async function recordServiceEdge(
     )
   ) return;
   try {
-    await target.kube.request("PATCH", servicePath(service), {
+    await target.kube.send("PATCH", servicePath(service), {
       patch: "merge",
       body: { metadata: { annotations: { [EDGE_IN_USE_ANNOTATION]: edgeId } } },
     });
@@ -142,7 +143,7 @@ export async function recordServiceEdge(
  * Records in the Service's `ccm.ankra.cloud/share` annotation the share key of the load balancer holding its
  * listeners (null removes it): the group it must leave when its `load-balancer.ankra.cloud/share` changes or goes.
  */
-export async function recordServiceShare(
+async function recordServiceShare(
   target: KubeWriteTarget,
   service: ServiceName,
   shareKey: string | null,
@@ -152,7 +153,7 @@ export async function recordServiceShare(
   }`;
   if (described(target, service, "annotate", detail)) return;
   try {
-    await target.kube.request("PATCH", servicePath(service), {
+    await target.kube.send("PATCH", servicePath(service), {
       patch: "merge",
       body: { metadata: { annotations: { [SHARE_IN_USE_ANNOTATION]: shareKey } } },
     });
@@ -178,8 +179,6 @@ export interface ServiceWriter {
   recordEdge(service: ServiceName, edgeId: string | null): Promise<void>;
   /** Records (or, with null, forgets) the share key of the load balancer holding the Service's listeners. */
   recordShare(service: ServiceName, shareKey: string | null): Promise<void>;
-  /** The API server's `gitVersion` (whether it keeps an ingress `ipMode`), undefined when it cannot be read. */
-  serverVersion(): Promise<string | undefined>;
 }
 
 /** The {@linkcode ServiceWriter} over `target` (the API server, or in a dry run the report). */
@@ -191,7 +190,5 @@ export function serviceWriter(target: KubeWriteTarget): ServiceWriter {
     writeCondition: (service, condition) => writeServiceCondition(target, service, condition),
     recordEdge: (service, edgeId) => recordServiceEdge(target, service, edgeId),
     recordShare: (service, shareKey) => recordServiceShare(target, service, shareKey),
-    serverVersion: () =>
-      target.kube.get<{ gitVersion?: string }>("/version").then((version) => version.gitVersion, () => undefined),
   };
 }

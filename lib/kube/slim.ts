@@ -6,19 +6,17 @@
  * @module
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
+import {
+  ANNOTATION_PREFIX,
+  EDGE_IN_USE_ANNOTATION,
+  READY_CONDITION_TYPE,
+  SHARE_IN_USE_ANNOTATION,
+} from "../ankra_names.ts";
 
 /** Annotation a kubelet with `--node-ip` writes. */
-export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
+const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
 /** k3s's record of a node's arguments (tells whether ServiceLB runs). */
-export const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
-/** Prefix of this controller's Service annotations. */
-export const ANNOTATION_PREFIX = "load-balancer.ankra.cloud/";
-/** Annotation in which the controller records the edge holding a Service's members. */
-export const EDGE_IN_USE_ANNOTATION = "ccm.ankra.cloud/edge";
-/** Annotation in which the controller records the shared load balancer holding a Service's listeners (`<key>`). */
-export const SHARE_IN_USE_ANNOTATION = "ccm.ankra.cloud/share";
-/** The Service status condition this controller writes (`lib/provider/ready_condition.ts`); the store keeps only it. */
-export const READY_CONDITION_TYPE = "load-balancer.ankra.cloud/Ready";
+const K3S_NODE_ARGS_ANNOTATION = "k3s.io/node-args";
 
 /** This controller's condition in a Service's `status.conditions`, as the store keeps it. */
 export interface SlimCondition {
@@ -61,7 +59,6 @@ export interface SlimNode {
   name: string;
   uid: string;
   resourceVersion: string;
-  creationTimestamp: string;
   deletionTimestamp?: string;
   providerID?: string;
   labels: Record<string, string>;
@@ -76,7 +73,7 @@ export interface SlimNode {
 }
 
 /** A Service port. */
-export interface SlimServicePort {
+interface SlimServicePort {
   name?: string;
   protocol: string;
   port: number;
@@ -160,19 +157,30 @@ function common(value: string): string {
   return COMMON_VALUES.get(value) ?? value;
 }
 
+/**
+ * One copy of a value many Nodes repeat that no table can list (an instance type, a zone, a pool name): V8 keeps one
+ * internalized copy of every property name, weakly (it goes once nothing holds it), so the value used as a name comes
+ * back as that copy. A decoded document holds a fresh copy of each label value; a thousand Nodes of one instance
+ * type keep one.
+ */
+function shared(value: string): string {
+  return COMMON_VALUES.get(value) ?? Object.keys({ [value]: 0 })[0];
+}
+
 /** Slims a Node. */
 export function slimNode(node: V1Node): SlimNode {
   const name = node.metadata!.name!;
   // The kubelet repeats the node's name as its hostname label and Hostname address: keep one string.
   const named = (value: string) => value === name ? name : common(value);
   const labels: Record<string, string> = {};
-  for (const [key, value] of Object.entries(node.metadata?.labels ?? {})) labels[key] = named(value);
+  for (const [key, value] of Object.entries(node.metadata?.labels ?? {})) {
+    labels[key] = value === name ? name : shared(value);
+  }
   const ready = node.status?.conditions?.find((c) => c.type === "Ready")?.status;
   return {
     name,
     uid: node.metadata!.uid ?? "",
     resourceVersion: node.metadata!.resourceVersion ?? "",
-    creationTimestamp: toIso(node.metadata?.creationTimestamp),
     deletionTimestamp: node.metadata?.deletionTimestamp ? toIso(node.metadata.deletionTimestamp) : undefined,
     providerID: node.spec?.providerID || undefined,
     labels,

@@ -13,7 +13,7 @@ import { KubeApiError, kubeErrorKind } from "./errors.ts";
 const UNKNOWN_STATUS = 500;
 
 /** The longest event line read: 8 Mi characters (etcd keeps objects below 1.5 MiB). */
-export const EVENT_LIMIT_CHARS = 8 * 1024 * 1024;
+const EVENT_LIMIT_CHARS = 8 * 1024 * 1024;
 
 /** A watch event. */
 export interface WatchEvent<T> {

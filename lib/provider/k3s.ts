@@ -22,7 +22,7 @@ export function k3sArgs(annotation: string | undefined): string[] | undefined {
 }
 
 /** The components a k3s server was told not to run (`--disable`, `--disable=`, `--no-deploy`, comma lists). */
-export function k3sDisabledComponents(args: string[]): Set<string> {
+function k3sDisabledComponents(args: string[]): Set<string> {
   const disabled = new Set<string>();
   for (let i = 0; i < args.length; i++) {
     const match = /^--?(disable|no-deploy)(?:=(.*))?$/.exec(args[i]);

@@ -5,9 +5,7 @@
  *
  * @module
  */
-
-/** The label that takes a node out of this controller's hands (`false`). */
-export const MANAGED_LABEL = "node.ankra.cloud/managed";
+import { MANAGED_LABEL } from "../ankra_names.ts";
 
 /** True for a node labelled `node.ankra.cloud/managed=false` (the value in any letter case). */
 export function isUnmanagedNode(node: { labels: Record<string, string> }): boolean {

@@ -7,11 +7,11 @@
  */
 
 /** The providerID scheme and `--cloud-provider` name. */
-export const PROVIDER_NAME = "ankracloud";
+const PROVIDER_NAME = "ankracloud";
 const PREFIX = `${PROVIDER_NAME}://`;
 
 /** A parsed providerID. */
-export interface ProviderId {
+interface ProviderId {
   /** Zone, e.g. `de-fsn1`. */
   zone: string;
   /** Ankra Cloud server id: non-empty, no `/`. */
@@ -36,7 +36,7 @@ export function formatProviderId(id: ProviderId): string {
 }
 
 /** How a node's providerID relates to this provider. */
-export type ProviderIdKind = "none" | "ours" | "malformed" | "foreign";
+type ProviderIdKind = "none" | "ours" | "malformed" | "foreign";
 
 /**
  * Classifies a providerID: empty; ours; ours but malformed (`ankracloud:…` that does not parse); or another

@@ -21,7 +21,7 @@ export function hostnameCandidates(nodeName: string): string[] {
 }
 
 /** What matching needs of a server. */
-export interface MatchableServer {
+interface MatchableServer {
   /** The id an Ankra providerID (`ankracloud://<zone>/<server-id>`) names. */
   id: string;
   /** Compared exactly with a Node's name, then its first DNS label ({@linkcode hostnameCandidates}). */
@@ -31,7 +31,7 @@ export interface MatchableServer {
 }
 
 /** Where the servers are looked up. */
-export interface ServerLookup<S extends MatchableServer> {
+interface ServerLookup<S extends MatchableServer> {
   /** The server with `id`, if known. */
   byId(id: string): S | undefined;
   /** The servers whose hostname is exactly `hostname`. */

@@ -20,29 +20,47 @@ export function timerDelay(ms: number): number {
   return Math.min(ms, MAX_TIMER_MS);
 }
 
+/** The clock and the timers a sleep runs on: the runtime's, or a test's fake one. */
+export interface SleepClock {
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
+  /** Calls `run` after `ms`; the handle cancels it. */
+  setTimeout(run: () => void, ms: number): unknown;
+  /** Cancels a timer. */
+  clearTimeout(handle: unknown): void;
+}
+
+const RUNTIME_CLOCK: SleepClock = {
+  now: () => performance.now(),
+  setTimeout: (run, ms) => setTimeout(run, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 /**
  * Sleeps `ms`, or rejects with the signal's reason when it aborts first. A delay beyond {@linkcode MAX_TIMER_MS} is
- * slept in steps below it (an infinite one until the signal aborts).
+ * slept in steps below it (an infinite one until the signal aborts). `options.clock` replaces the runtime's clock and
+ * timers (tests).
  */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function abortableSleep(ms: number, signal?: AbortSignal, options: { clock?: SleepClock } = {}): Promise<void> {
+  const { clock = RUNTIME_CLOCK } = options;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const until = performance.now() + (Number.isNaN(ms) ? 0 : Math.max(0, ms));
-    let timer: ReturnType<typeof setTimeout>;
+    const until = clock.now() + (Number.isNaN(ms) ? 0 : Math.max(0, ms));
+    let timer: unknown;
     const onAbort = () => {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       reject(signal!.reason);
     };
     const step = () => {
-      const left = until - performance.now();
+      const left = until - clock.now();
       if (left > MAX_TIMER_MS) {
-        timer = setTimeout(step, MAX_TIMER_MS);
+        timer = clock.setTimeout(step, MAX_TIMER_MS);
         return;
       }
       signal?.removeEventListener("abort", onAbort);
       resolve();
     };
-    timer = setTimeout(step, timerDelay(ms));
+    timer = clock.setTimeout(step, timerDelay(ms));
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -68,6 +68,40 @@ export async function readBoundedText(response: Response, limitBytes: number): P
   return parts.join("");
 }
 
+/** Bytes of the buffer an unread answer is drained into. */
+const DRAIN_BYTES = 4 * 1024;
+
+/**
+ * Reads and drops the body of an answer nobody reads (a write's echo of the object), keeping the connection usable:
+ * through one small buffer of the caller's (a BYOB read), so no chunk buffer is allocated per read; a body that
+ * cannot be read so is cancelled. At most `limitBytes` are read, the rest cancelled.
+ */
+export async function discardBody(response: Response, limitBytes: number): Promise<void> {
+  if (!response.body) return;
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = response.body.getReader({ mode: "byob" });
+  } catch {
+    await response.body.cancel().catch(() => {});
+    return;
+  }
+  try {
+    let view = new Uint8Array(DRAIN_BYTES);
+    for (let total = 0;;) {
+      const { value, done } = await reader.read(view);
+      if (done || !value) break;
+      total += value.byteLength;
+      if (total > limitBytes) {
+        await reader.cancel().catch(() => {});
+        break;
+      }
+      view = new Uint8Array(value.buffer);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
 /**
  * True when the JSON `text` may hold more than `maxValues` values: a bound checked before parsing, since a small
  * body can parse into a large tree (8 MiB of `{},` is 2.8 million objects, about 250 MiB). Counts the commas and the

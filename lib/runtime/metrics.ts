@@ -83,7 +83,7 @@ export class Counter implements Metric {
 }
 
 /** A value that goes up and down, with labels; optionally computed when rendered. */
-export class Gauge implements Metric {
+class Gauge implements Metric {
   /** Fixed by the code, never user input; also the whole series name of a computed gauge. */
   readonly name: string;
   /** The `# HELP` line; newlines become spaces. */

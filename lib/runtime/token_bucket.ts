@@ -9,7 +9,7 @@
 import { abortableSleep } from "./abort.ts";
 
 /** Options of {@linkcode TokenBucket}. */
-export interface TokenBucketOptions {
+interface TokenBucketOptions {
   /** Sustained requests per minute. */
   requestsPerMinute: number;
   /** Tokens the bucket holds when full, at least 1; a new bucket starts full. */

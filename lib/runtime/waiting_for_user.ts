@@ -9,7 +9,7 @@
  */
 
 /** Default time before an object waiting for the user is looked at again anyway (5 minutes). */
-export const DEFAULT_USER_RECHECK_MS = 300_000;
+const DEFAULT_USER_RECHECK_MS = 300_000;
 
 /** A problem only the user can fix. */
 export class WaitingForUser extends Error {

@@ -19,7 +19,7 @@ import { DEFAULTS } from "../defaults.ts";
 export type ReconcileResult = void | { requeueAfterMs: number };
 
 /** Options of {@linkcode WorkQueue}. */
-export interface WorkQueueOptions {
+interface WorkQueueOptions {
   /** Name for logs and metrics. */
   name: string;
   /** Workers (default 1). */
@@ -45,6 +45,7 @@ export class WorkQueue {
   /** The one timer, armed for the earliest due key, and when it fires. */
   #timer?: ReturnType<typeof setTimeout>;
   #timerAt = Infinity;
+  /** When each waiting key was added (for the queue-duration metric), until a worker takes it. */
   readonly #addedAt = new Map<string, number>();
   #waiters: (() => void)[] = [];
   #shuttingDown = false;
@@ -59,12 +60,8 @@ export class WorkQueue {
 
   /** Keys may be added at once; no worker takes one before {@linkcode WorkQueue.start}. */
   constructor(options: WorkQueueOptions) {
-    this.#options = {
-      name: options.name,
-      concurrency: options.concurrency ?? 1,
-      baseDelayMs: options.baseDelayMs ?? DEFAULTS.retryBaseMs,
-      maxDelayMs: options.maxDelayMs ?? DEFAULTS.retryMaxMs,
-    };
+    const { name, concurrency = 1, baseDelayMs = DEFAULTS.retryBaseMs, maxDelayMs = DEFAULTS.retryMaxMs } = options;
+    this.#options = { name, concurrency, baseDelayMs, maxDelayMs };
     const m = options.metrics;
     if (m) {
       const buckets = [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60, 300];
@@ -194,6 +191,7 @@ export class WorkQueue {
         if (key === undefined) return;
         this.#processing.add(key);
         const added = this.#addedAt.get(key);
+        this.#addedAt.delete(key);
         if (added !== undefined) {
           this.#metrics?.latency.observe((performance.now() - added) / 1000, { name: this.#options.name });
         }

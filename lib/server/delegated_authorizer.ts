@@ -37,7 +37,7 @@ export function kubeReviewer(client: KubeClient): Reviewer {
 }
 
 /** Limits of {@linkcode DelegatedAuthorizer}. */
-export interface ReviewLimits {
+interface ReviewLimits {
   /** API requests per second for reviews (a TokenReview and a SubjectAccessReview count one each). */
   requestsPerSecond: number;
   /** Burst of {@linkcode ReviewLimits.requestsPerSecond}. */
@@ -69,7 +69,7 @@ export const REVIEW_DEFAULTS: ReviewLimits = {
 };
 
 /** Options of {@linkcode DelegatedAuthorizer}. */
-export interface DelegatedAuthorizerOptions extends Partial<ReviewLimits> {
+interface DelegatedAuthorizerOptions extends Partial<ReviewLimits> {
   /** Counts verdicts by result. */
   metrics?: MetricsRegistry;
   /** Clock of the cache, milliseconds (tests). */

@@ -19,7 +19,7 @@ const REFUSALS = {
 } as const;
 
 /** What `/readyz` reports. */
-export interface Readiness {
+interface Readiness {
   /** True when ready. */
   ready: boolean;
   /** One line per check, `[+]name ok` or `[-]name reason`. */
@@ -27,7 +27,7 @@ export interface Readiness {
 }
 
 /** Options of {@linkcode startHealthServer}. */
-export interface HealthServerOptions {
+interface HealthServerOptions {
   /** Address to listen on. */
   hostname: string;
   /** Port (0 = any free port). */

@@ -134,7 +134,7 @@ async function certificate(options: {
 }
 
 /** A serving certificate chain and key, PEM. */
-export interface ServingCertificate {
+interface ServingCertificate {
   /** Serving certificate followed by the CA certificate. */
   cert: string;
   /** The serving key (PKCS#8). */

@@ -8,7 +8,7 @@
  */
 
 /** One entry as {@linkcode VerdictCache.get} returns it. */
-export interface CachedVerdict<V> {
+interface CachedVerdict<V> {
   /** The verdict. */
   value: V;
   /** True while its time to live lasts; false once it has expired (a new review is due). */
@@ -16,7 +16,7 @@ export interface CachedVerdict<V> {
 }
 
 /** Options of {@linkcode VerdictCache}. */
-export interface VerdictCacheOptions {
+interface VerdictCacheOptions {
   /** Most entries held (the least recently used one goes first). */
   maxEntries: number;
   /** Clock, milliseconds (tests). */

@@ -1,11 +1,11 @@
 /**
  * The chart's allow-list values become the controller's variables (helm template and the controller's own parsing of
  * them). What the allow-lists and the id checks make the controller do is in
- * tests/unit/controllers/annotation_limits_test.ts.
+ * tests/unit/controllers/service/annotation_limits_test.ts.
  */
 import assert from "node:assert/strict";
 import { helm } from "../support/helm.ts";
-import { resolveCommand } from "../../lib/config.ts";
+import { resolveCommand } from "../../lib/config/config.ts";
 import { TEST_TOKEN } from "../support/simulator.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;

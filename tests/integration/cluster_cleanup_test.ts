@@ -6,9 +6,10 @@
  * cluster and the hand-made member stay; by name alone, two clusters with the name make it stop and name both, and
  * `--cluster-uid` picks the other one.
  */
+import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { isNotFound } from "../../lib/cloud/errors.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/load_balancer_names.ts";
+import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventually } from "../support/eventually.ts";
 import { startServiceController } from "../support/service_controller.ts";

@@ -4,9 +4,10 @@
  * `kube-system` namespace's UID; a load balancer of another cluster with the same `--cluster-name` is never adopted,
  * changed or deleted.
  */
+import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
-import { LoadBalancerSweeper } from "../../lib/controllers/load_balancer_sweeper.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels, loadBalancerName } from "../../lib/provider/load_balancer_names.ts";
+import { LoadBalancerSweeper } from "../../lib/controllers/service/load_balancer_sweeper.ts";
+import { loadBalancerLabels, loadBalancerName } from "../../lib/provider/service/load_balancer_names.ts";
 import { type SharedControlPlane, startControlPlane, testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { eventually } from "../support/eventually.ts";
 import { kubeOk, kubeRequest } from "../support/kube_http.ts";
@@ -64,7 +65,7 @@ function startSweeper(env: RunningServiceController, clusterName: string) {
     stopper = new AbortController();
     running = new LoadBalancerSweeper({
       cloud: env.cloud.client,
-      services: env.services,
+      services: env.services.watched(),
       clusterName,
       clusterUid: env.clusterUid,
       periodMs: PERIOD_MS,

@@ -20,7 +20,7 @@
  */
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
-import { type Config, resolveCommand } from "../../lib/config.ts";
+import { type Config, resolveCommand } from "../../lib/config/config.ts";
 import { VERSION } from "../../lib/version.ts";
 import { ENV as IMAGE_ENV } from "../../scripts/image/ccm_image.ts";
 import {

@@ -11,8 +11,8 @@ import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
 import { moreReads } from "../support/cloud_passes.ts";
 import { eventually } from "../support/eventually.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
-import { serverAddresses } from "../../lib/provider/node_addresses.ts";
-import { loadBalancerLabels, loadBalancerName, memberName } from "../../lib/provider/load_balancer_names.ts";
+import { serverAddresses } from "../../lib/provider/node/node_addresses.ts";
+import { loadBalancerLabels, loadBalancerName, memberName } from "../../lib/provider/service/load_balancer_names.ts";
 
 const plane = () => testControlPlane();
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);

@@ -180,7 +180,7 @@ Deno.test("the informer syncs, follows changes, ignores heartbeat-only changes a
   try {
     await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", { body: kubeletNode(`${prefix}-a`) });
     await informer.synced;
-    await eventually(() => informer.store.get(`${prefix}-a`) !== undefined);
+    await eventually(() => informer.watched().store.get(`${prefix}-a`) !== undefined);
     // A heartbeat changes only condition times: the slim copy is the same, nobody is told.
     const now = new Date(Date.now() + 5000).toISOString();
     await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${prefix}-a/status`, {
@@ -192,13 +192,13 @@ Deno.test("the informer syncs, follows changes, ignores heartbeat-only changes a
       metrics.counter("kubernetes_watch_restarts_total", "").get({ resource: "nodes", cause: "ended" });
     await eventually(() => ended() >= 1);
     await kubeOk(testControlPlane(), "POST", "/api/v1/nodes", { body: kubeletNode(`${prefix}-b`) });
-    await eventually(() => informer.store.get(`${prefix}-b`) !== undefined);
+    await eventually(() => informer.watched().store.get(`${prefix}-b`) !== undefined);
     await kubeOk(testControlPlane(), "PATCH", `/api/v1/nodes/${prefix}-b`, {
       body: { metadata: { labels: { x: "y" } } },
     });
-    await eventually(() => informer.store.get(`${prefix}-b`)?.labels.x === "y");
+    await eventually(() => informer.watched().store.get(`${prefix}-b`)?.labels.x === "y");
     await kubeOk(testControlPlane(), "DELETE", `/api/v1/nodes/${prefix}-b`);
-    await eventually(() => informer.store.get(`${prefix}-b`) === undefined);
+    await eventually(() => informer.watched().store.get(`${prefix}-b`) === undefined);
     assert.deepEqual(changes, [`added:${prefix}-a`, `added:${prefix}-b`, `updated:${prefix}-b`, `deleted:${prefix}-b`]);
     assert.ok(
       metrics.counter("kubernetes_watch_restarts_total", "").get({ resource: "nodes", cause: "ended" }) >= 1,
@@ -274,7 +274,7 @@ Deno.test("a watch from a compacted resourceVersion gets 410 Gone, and the infor
       1,
     );
     await kubeOk(plane, "PATCH", `${base}/${name}`, { body: { data: { v: "3" } } });
-    await eventually(() => informer.store.get(name)?.v === "3");
+    await eventually(() => informer.watched().store.get(name)?.v === "3");
   } finally {
     stop.abort();
     await running;

@@ -1,8 +1,9 @@
 /**
  * Leaked load balancers end to end: the real kube-apiserver, the Ankra Cloud simulator, the service controller and
  * the sweeper in-process (short periods), and the controller binary for the flag and the dry run. The sweeper's
- * behaviour through an Ankra Cloud outage is tested over fakes (tests/unit/controllers/load_balancer_sweeper_test.ts).
+ * behaviour through an Ankra Cloud outage is tested over fakes (tests/unit/controllers/service/load_balancer_sweeper_test.ts).
  */
+import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
 import { startReplica, stop } from "../support/controller_process.ts";
@@ -21,8 +22,8 @@ import {
 } from "../support/service_fixtures.ts";
 import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
 import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/simulator.ts";
-import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/load_balancer_sweeper.ts";
-import { CLUSTER_UID_LABEL, loadBalancerLabels } from "../../lib/provider/load_balancer_names.ts";
+import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/service/load_balancer_sweeper.ts";
+import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 
 const SWEEP_PERIOD_MS = 1_500;
@@ -45,7 +46,7 @@ function startSweeper(env: Pick<RunningServiceController, "cloud" | "services" |
   const metrics = new MetricsRegistry();
   const sweeper = new LoadBalancerSweeper({
     cloud: env.cloud.client,
-    services: env.services,
+    services: env.services.watched(),
     clusterName: "test",
     clusterUid: env.clusterUid,
     periodMs: SWEEP_PERIOD_MS,
@@ -84,7 +85,7 @@ Deno.test("a Service deleted without its finalizer loses its load balancer at th
     });
     await deleteService(name);
     await eventually(async () => !(await serviceExists(name)), 10_000, "Service gone");
-    await eventually(() => env.services.store.get(`${NS}/${name}`) === undefined, 10_000, "store without it");
+    await eventually(() => env.services.watched().store.get(`${NS}/${name}`) === undefined, 10_000, "store without it");
     const deletedAt = performance.now();
     env.startController();
     await using sweeper = startSweeper(env);

@@ -2,7 +2,7 @@
  * `--require-load-balancer-class` end to end: the real kube-apiserver, the simulator and the service controller. With
  * the flag, a Service without a class is another implementation's: no load balancer, no event, no finalizer. Without
  * it, a class-less Service served beside the classed one runs over fakes in
- * tests/unit/controllers/service_settings_test.ts.
+ * tests/unit/controllers/service/service_settings_test.ts.
  */
 import assert from "node:assert/strict";
 import { uniqueName } from "../support/control_plane.ts";

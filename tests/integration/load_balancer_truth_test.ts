@@ -6,7 +6,7 @@
  * API refuses as invalid is a Warning and waits for the user instead of being retried with backoff.
  *
  * The drift check with no change at all, and the 404 a member update meets, are tested over fakes (fast tier,
- * tests/unit/controllers/service_controller_test.ts).
+ * tests/unit/controllers/service/service_controller_test.ts).
  */
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";

@@ -3,7 +3,7 @@
  * in-process, `main.ts doctor` as a subprocess): worker-a's server has a leg on the named network, worker-b's has none
  * (only its public IPv6). A dual-stack Service is served by worker-a's leg (IPv4 and its ULA address) and worker-b's
  * public IPv6; IPv4 leaves worker-b out with a Warning naming it; the doctor warns the same way. 300 IPv6-only servers
- * run over fakes in tests/unit/controllers/ipv6_only_members_test.ts.
+ * run over fakes in tests/unit/controllers/service/ipv6_only_members_test.ts.
  *
  * The test starts from a cluster without Nodes (test files run one after another).
  */

@@ -3,7 +3,7 @@
  * loses its taint, with the `Synced` event as the framework words it. The real kube-apiserver, the Ankra Cloud
  * simulator, the node controllers in-process. The other initialisation rules (FQDN and providerID links, no or two
  * servers, a provided node IP, address refresh, a burst of joins) run over fakes in
- * tests/unit/controllers/node_initialisation_test.ts.
+ * tests/unit/controllers/node/node_initialisation_test.ts.
  */
 import assert from "node:assert/strict";
 import { uniqueName } from "../support/control_plane.ts";

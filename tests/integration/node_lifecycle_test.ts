@@ -4,8 +4,8 @@
  * read at once. The real kube-apiserver, the Ankra Cloud simulator, the node controllers in-process.
  *
  * A NotReady node deleted once its server is gone (with `DeletingNode`) and another provider's NotReady node left
- * alone are tested over fakes (fast tier, tests/unit/controllers/node_controllers_test.ts); the decision for a `deleting` server in
- * tests/unit/provider/lifecycle_action_test.ts.
+ * alone are tested over fakes (fast tier, tests/unit/controllers/node/node_controllers_test.ts); the decision for a `deleting` server in
+ * tests/unit/provider/node/lifecycle_action_test.ts.
  */
 import assert from "node:assert/strict";
 import { uniqueName } from "../support/control_plane.ts";

@@ -3,7 +3,7 @@
  * controller in-process): `kubectl wait --for=condition=…` returns once the load balancer serves; `False` names why
  * (an invalid annotation) with the event's words; one write per change and none at steady state; the condition goes
  * when the Service stops being a LoadBalancer. The account's quota and an API outage, over fakes, are in
- * tests/unit/controllers/ready_condition_test.ts.
+ * tests/unit/controllers/service/ready_condition_test.ts.
  */
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";

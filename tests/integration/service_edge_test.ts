@@ -20,7 +20,7 @@ import {
 import { startServiceController } from "../support/service_controller.ts";
 import { moreReads } from "../support/cloud_passes.ts";
 import { testSeed } from "../support/simulator.ts";
-import { edgeClusterPrefix } from "../../lib/provider/load_balancer_names.ts";
+import { edgeClusterPrefix } from "../../lib/provider/service/load_balancer_names.ts";
 
 const EDGE_SEED = () =>
   testSeed({

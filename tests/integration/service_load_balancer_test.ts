@@ -2,7 +2,7 @@
  * A Service's load balancer end to end, from its creation to its deletion: the real kube-apiserver, the Ankra Cloud
  * simulator, the service controller in-process. Members follow the nodes, a Service deleted while its load balancer
  * is creating leaves nothing, and an existing or half-made load balancer is adopted instead of doubled. A port change
- * and the quota holding Services back run over fakes in tests/unit/controllers/service_controller_test.ts.
+ * and the quota holding Services back run over fakes in tests/unit/controllers/service/service_controller_test.ts.
  */
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";
@@ -23,7 +23,7 @@ import {
 import { startServiceController } from "../support/service_controller.ts";
 import { moreReads, WRITES } from "../support/cloud_passes.ts";
 import { testSeed } from "../support/simulator.ts";
-import { loadBalancerName } from "../../lib/provider/load_balancer_names.ts";
+import { loadBalancerName } from "../../lib/provider/service/load_balancer_names.ts";
 
 Deno.test("a LoadBalancer Service gets a labelled load balancer, tcp listeners, members and its addresses", async () => {
   await using env = await startServiceController({ driftCheckMs: 500 }); // steady-state passes come quickly

@@ -2,7 +2,7 @@
  * The framework's Service events end to end (real kube-apiserver, simulator, service controller in-process): every
  * EnsuredLoadBalancer follows its EnsuringLoadBalancer, as the API server counts them, and a failure carries the
  * framework's wording and source. The other Service rules (nodes of no server, ports without TCP, past 256 addresses,
- * k3s ServiceLB, a failure after the create) run over fakes in tests/unit/controllers/service_rules_test.ts.
+ * k3s ServiceLB, a failure after the create) run over fakes in tests/unit/controllers/service/service_rules_test.ts.
  */
 import assert from "node:assert/strict";
 import { testControlPlane, uniqueName } from "../support/control_plane.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { encryptedOrLoopback, kubeTrustedCertificates } from "../../lib/tls.ts";
-import { resolveCommand } from "../../lib/config.ts";
-import { ConfigError } from "../../lib/config/config_error.ts";
+import { resolveCommand } from "../../lib/config/config.ts";
+import { ConfigError } from "../../lib/config_error.ts";
 
 const CLUSTER_CA = "-----BEGIN CERTIFICATE-----\nCLUSTER\n-----END CERTIFICATE-----\n";
 const SYSTEM_CA = "-----BEGIN CERTIFICATE-----\nSYSTEM\n-----END CERTIFICATE-----\n";

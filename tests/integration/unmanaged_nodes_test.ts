@@ -1,7 +1,7 @@
 /**
  * Nodes that are not Ankra servers (`node.ankra.cloud/managed=false`) end to end: the real kube-apiserver, the
  * simulator, the node controllers in-process. Such a node never being a load balancer member (the label coming and
- * going) runs over fakes in tests/unit/controllers/service_rules_test.ts.
+ * going) runs over fakes in tests/unit/controllers/service/service_rules_test.ts.
  */
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";

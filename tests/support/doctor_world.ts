@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { resolveCommand } from "../../lib/config.ts";
+import { resolveCommand } from "../../lib/config/config.ts";
 import { diagnose } from "../../lib/doctor/doctor.ts";
 import { type Finding, formatText } from "../../lib/doctor/report.ts";
 import { type RunningSimulator, startSimulator } from "../../simulator/server.ts";

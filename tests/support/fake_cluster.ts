@@ -7,12 +7,11 @@
  * @module
  */
 import type { EventSink, EventType, ObjectReference } from "../../lib/kube/events.ts";
-import type { StoreChange } from "../../lib/kube/informer.ts";
+import type { StoreChange, SyncedStore } from "../../lib/kube/store.ts";
 import type { NodeWriter } from "../../lib/kube/node_writes.ts";
 import { objectKey } from "../../lib/kube/object_key.ts";
 import type { ServiceName, ServiceWriter } from "../../lib/kube/service_writes.ts";
 import type { NodeAddress, SlimCondition, SlimNode, SlimService, Taint } from "../../lib/kube/slim.ts";
-import type { SyncedStore } from "../../lib/kube/store_reader.ts";
 
 /** A store a test fills by hand; each change reaches the handlers as an informer's would. */
 export class FakeStore<S extends { resourceVersion: string }> implements SyncedStore<S> {
@@ -120,8 +119,6 @@ export class FakeServiceWriter implements ServiceWriter {
   readonly writes: RecordedWrite[] = [];
   readonly dryRun = false;
   readonly #services: FakeStore<SlimService>;
-  /** What `serverVersion` answers. */
-  version: string | undefined = "v1.37.2";
 
   /** A writer over `services`. */
   constructor(services: FakeStore<SlimService>) {
@@ -174,10 +171,6 @@ export class FakeServiceWriter implements ServiceWriter {
       else delete s.annotations["ccm.ankra.cloud/share"];
     });
     return Promise.resolve();
-  }
-
-  serverVersion(): Promise<string | undefined> {
-    return Promise.resolve(this.version);
   }
 }
 
@@ -248,7 +241,6 @@ export function fakeNode(name: string, extra: Partial<SlimNode> = {}): SlimNode 
     name,
     uid: `uid-${name}`,
     resourceVersion: "1",
-    creationTimestamp: "2026-12-01T00:00:00Z",
     labels: { "topology.kubernetes.io/zone": "de-fsn1" },
     taints: [],
     addresses: [{ type: "Hostname", address: name }],

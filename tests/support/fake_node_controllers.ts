@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { CloudView } from "../../lib/controllers/cloud_view.ts";
-import { NodeController } from "../../lib/controllers/node_controller.ts";
-import { NodeLifecycleController } from "../../lib/controllers/node_lifecycle_controller.ts";
+import { CloudView } from "../../lib/controllers/node/cloud_view.ts";
+import { NodeController } from "../../lib/controllers/node/node_controller.ts";
+import { NodeLifecycleController } from "../../lib/controllers/node/node_lifecycle_controller.ts";
 import type { SlimNode } from "../../lib/kube/slim.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 import { eventsAbout, FakeNodeWriter, FakeStore, type RecordedEvent, RecordingEvents } from "./fake_cluster.ts";

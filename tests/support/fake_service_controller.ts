@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { ServiceController } from "../../lib/controllers/service_controller.ts";
+import { ServiceController } from "../../lib/controllers/service/service_controller.ts";
 import { objectKey } from "../../lib/kube/object_key.ts";
 import type { SlimNode, SlimService } from "../../lib/kube/slim.ts";
-import type { AllowedResources } from "../../lib/provider/allowed_resources.ts";
+import type { AllowedResources } from "../../lib/provider/service/allowed_resources.ts";
 import type { Seed } from "../../simulator/seed.ts";
 import { eventually } from "./eventually.ts";
 import {
@@ -73,6 +73,7 @@ export async function startFakeServiceController(
   const providerEvents = new RecordingEvents();
   const controller = new ServiceController({
     writes,
+    serverVersion: () => Promise.resolve("v1.35.4"),
     cloud: cloud.client,
     services,
     nodes,

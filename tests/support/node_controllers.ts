@@ -5,9 +5,9 @@
  * @module
  */
 import type { V1Node } from "@kubernetes/client-node";
-import { CloudView } from "../../lib/controllers/cloud_view.ts";
-import { NodeController } from "../../lib/controllers/node_controller.ts";
-import { NodeLifecycleController } from "../../lib/controllers/node_lifecycle_controller.ts";
+import { CloudView } from "../../lib/controllers/node/cloud_view.ts";
+import { NodeController } from "../../lib/controllers/node/node_controller.ts";
+import { NodeLifecycleController } from "../../lib/controllers/node/node_lifecycle_controller.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
 import { Informer } from "../../lib/kube/informer.ts";

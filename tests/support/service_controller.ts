@@ -5,7 +5,7 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import { ServiceController } from "../../lib/controllers/service_controller.ts";
+import { ServiceController } from "../../lib/controllers/service/service_controller.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { serviceWriter } from "../../lib/kube/service_writes.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
@@ -14,7 +14,7 @@ import { nodeInformer, serviceInformer } from "../../lib/kube/cluster_informers.
 import { endpointSliceInformer, ReadyEndpoints } from "../../lib/kube/endpoint_slices.ts";
 import type { SlimService } from "../../lib/kube/slim.ts";
 import type { MetricsRegistry } from "../../lib/runtime/metrics.ts";
-import type { AllowedResources } from "../../lib/provider/allowed_resources.ts";
+import type { AllowedResources } from "../../lib/provider/service/allowed_resources.ts";
 import type { Seed } from "../../simulator/seed.ts";
 import { readClusterUid } from "../../lib/controllers/cluster_identity.ts";
 import { type SharedControlPlane, testControlPlane } from "./control_plane.ts";
@@ -93,7 +93,7 @@ export async function startServiceController(
   const nodes = nodeInformer(controllerKube);
   const services = serviceInformer(controllerKube);
   const endpointSlices = endpointSliceInformer(controllerKube);
-  const endpoints = new ReadyEndpoints(endpointSlices);
+  const endpoints = new ReadyEndpoints(endpointSlices.watched());
   const informers = [
     nodes.run(informerStop.signal),
     services.run(informerStop.signal),
@@ -107,6 +107,7 @@ export async function startServiceController(
     controllerStop = new AbortController();
     running = new ServiceController({
       writes: serviceWriter({ kube: controllerKube }),
+      serverVersion: () => controllerKube.serverVersion(),
       cloud: cloud.client,
       services: services.watched(),
       nodes: nodes.watched(),

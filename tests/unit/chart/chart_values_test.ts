@@ -9,8 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
-import { resolveCommand } from "../../../lib/config.ts";
-import { ConfigError } from "../../../lib/config/config_error.ts";
+import { resolveCommand } from "../../../lib/config/config.ts";
+import { ConfigError } from "../../../lib/config_error.ts";
 import { TEST_TOKEN } from "../../support/simulator.ts";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { type Config, resolveCommand } from "../../../lib/config.ts";
-import { ConfigError } from "../../../lib/config/config_error.ts";
+import { type Config, resolveCommand } from "../../../lib/config/config.ts";
+import { ConfigError } from "../../../lib/config_error.ts";
 import { helpText } from "../../../lib/config/help_text.ts";
 import { VERSION } from "../../../lib/version.ts";
 

@@ -1,7 +1,7 @@
 /** `--load-balancer-drift-period`: how often a load balancer is read again without a change. */
 import assert from "node:assert/strict";
-import { type Config, resolveCommand } from "../../../lib/config.ts";
-import { ConfigError } from "../../../lib/config/config_error.ts";
+import { type Config, resolveCommand } from "../../../lib/config/config.ts";
+import { ConfigError } from "../../../lib/config_error.ts";
 
 function resolve(args: string[]): Config {
   const command = resolveCommand(args, {

@@ -12,7 +12,7 @@ import {
   type CloudCallTarget,
   refusedAsInvalid,
 } from "../../../lib/controllers/cloud_call_executor.ts";
-import type { CloudCall } from "../../../lib/provider/cloud_calls.ts";
+import type { CloudCall } from "../../../lib/provider/service/cloud_calls.ts";
 import { DryRunReport } from "../../../lib/runtime/dry_run.ts";
 
 const hc = { type: "tcp" as const, path: "/", expected_status: "200-399", interval_seconds: 2, rise: 2, fall: 3 };

@@ -11,14 +11,18 @@ import { checklist } from "../../../lib/doctor/checklist.ts";
 import { type CloudFacts, fetched, leaseKey } from "../../../lib/doctor/facts.ts";
 import type { Finding } from "../../../lib/doctor/report.ts";
 import type { SlimNode, SlimService } from "../../../lib/kube/slim.ts";
-import { chooseHighAvailability } from "../../../lib/provider/load_balancer_plan.ts";
-import { namedNetwork, placementMessage, serviceNetworkMembers } from "../../../lib/provider/load_balancer_network.ts";
+import { chooseHighAvailability } from "../../../lib/provider/service/load_balancer_plan.ts";
+import {
+  namedNetwork,
+  placementMessage,
+  serviceNetworkMembers,
+} from "../../../lib/provider/service/load_balancer_network.ts";
 import {
   chooseZone,
   type HighAvailabilityMode,
   serviceFamilies,
   serviceIntent,
-} from "../../../lib/provider/service_plan.ts";
+} from "../../../lib/provider/service/service_plan.ts";
 import { capabilities, server } from "./doctor_fixtures.ts";
 import { slimService } from "../../support/slim_service.ts";
 

@@ -5,7 +5,7 @@
  * unknown CA, beside a real API server, are in tests/integration/doctor_cloud_test.ts.
  */
 import assert from "node:assert/strict";
-import { resolveCommand } from "../../../lib/config.ts";
+import { resolveCommand } from "../../../lib/config/config.ts";
 import { diagnose } from "../../../lib/doctor/doctor.ts";
 import type { Finding } from "../../../lib/doctor/report.ts";
 import { READ_ONLY_TOKEN, startTestCloud, TEST_TOKEN, type TestCloud } from "../../support/simulator.ts";

@@ -68,7 +68,6 @@ export function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
     name,
     uid: `uid-${name}`,
     resourceVersion: "1",
-    creationTimestamp: "2025-01-01T00:00:00Z",
     labels: {},
     taints: [{ key: "node.cloudprovider.kubernetes.io/uninitialized", value: "true", effect: "NoSchedule" }],
     addresses: [],

@@ -9,7 +9,7 @@ import {
   zoneCapabilitiesFinding,
   zonesToCheck,
 } from "../../../lib/doctor/placement_checks.ts";
-import { sharedNetworks } from "../../../lib/provider/load_balancer_network.ts";
+import { sharedNetworks } from "../../../lib/provider/service/load_balancer_network.ts";
 import { capabilities, network, node, server } from "./doctor_fixtures.ts";
 
 const a = { node: "a", serverId: "srv-a" };

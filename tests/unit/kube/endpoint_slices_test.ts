@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import type { V1EndpointSlice } from "@kubernetes/client-node";
-import { ReadyEndpoints, type SlimEndpointSlice, slimEndpointSlice } from "../../../lib/kube/endpoint_slices.ts";
-import { Store, type StoreChange } from "../../../lib/kube/informer.ts";
+import {
+  ReadyEndpoints,
+  SLICES_BY_SERVICE,
+  type SlimEndpointSlice,
+  slimEndpointSlice,
+} from "../../../lib/kube/endpoint_slices.ts";
+import { Store, type StoreChange } from "../../../lib/kube/store.ts";
 
 function slice(name: string, service: string, endpoints: { node?: string; ready?: boolean }[]): V1EndpointSlice {
   return {
@@ -22,17 +27,21 @@ function slice(name: string, service: string, endpoints: { node?: string; ready?
 
 /** A store fed by hand, standing in for the informer's list and watch. */
 class FedStore {
-  readonly store = new Store<SlimEndpointSlice>();
+  readonly #store = new Store<SlimEndpointSlice>();
+  readonly store = this.#store.reader();
   hasSynced = true;
   synced = Promise.resolve();
   readonly #handlers: ((change: StoreChange<SlimEndpointSlice>) => void)[] = [];
+  constructor() {
+    this.#store.addIndex(SLICES_BY_SERVICE);
+  }
   onChange(handler: (change: StoreChange<SlimEndpointSlice>) => void) {
     this.#handlers.push(handler);
   }
   put(raw: V1EndpointSlice) {
     const object = slimEndpointSlice(raw);
     const key = `${object.namespace}/${object.name}`;
-    const old = this.store.set(key, object);
+    const old = this.#store.set(key, object);
     const change: StoreChange<SlimEndpointSlice> = old
       ? { type: "updated", key, object, old }
       : { type: "added", key, object };
@@ -40,7 +49,7 @@ class FedStore {
   }
   remove(name: string) {
     const key = `shop/${name}`;
-    const old = this.store.delete(key)!;
+    const old = this.#store.delete(key)!;
     for (const h of this.#handlers) h({ type: "deleted", key, old });
   }
 }

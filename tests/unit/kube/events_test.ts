@@ -23,7 +23,7 @@ class FakeEventApi {
     this.#refusals = options.refuseFirst ?? 0;
   }
 
-  request(method: string, path: string, options: { body?: unknown } = {}): Promise<never> {
+  send(method: string, path: string, options: { body?: unknown } = {}): Promise<void> {
     assert.equal(method, "POST", `unexpected ${method} ${path}`);
     this.posts++;
     const event = structuredClone(options.body) as StoredEvent;
@@ -38,7 +38,7 @@ class FakeEventApi {
       );
     }
     this.events.set(name, event);
-    return Promise.resolve(undefined as never);
+    return Promise.resolve();
   }
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Store } from "../../../lib/kube/informer.ts";
+import { Store } from "../../../lib/kube/store.ts";
 
 interface Item {
   name: string;
@@ -9,7 +9,7 @@ interface Item {
 Deno.test("the store looks objects up by key and by index, and keeps indexes right through changes", () => {
   const store = new Store<Item>();
   store.set("a", { name: "a", providerID: "ankracloud://z/1" });
-  store.addIndex("providerID", (item) => item.providerID ? [item.providerID] : []);
+  store.addIndex({ name: "providerID", valuesOf: (item) => item.providerID ? [item.providerID] : [] });
   store.set("b", { name: "b", providerID: "ankracloud://z/2" });
   assert.deepEqual(store.byIndex("providerID", "ankracloud://z/1").map((i) => i.name), ["a"]);
   store.set("a", { name: "a", providerID: "ankracloud://z/3" });

@@ -2,17 +2,16 @@
 import assert from "node:assert/strict";
 import type { Server } from "../../../lib/cloud/schemas.ts";
 import type { SlimNode } from "../../../lib/kube/slim.ts";
-import { lifecycleAction } from "../../../lib/provider/node_lifecycle.ts";
+import { lifecycleAction } from "../../../lib/provider/node/node_lifecycle.ts";
 import { isUnmanagedNode } from "../../../lib/provider/node_management.ts";
-import { SHUTDOWN_TAINT } from "../../../lib/provider/node_plan.ts";
-import { nodeChangeMatters } from "../../../lib/provider/service_changes.ts";
-import { eligibleNodes } from "../../../lib/provider/service_plan.ts";
+import { SHUTDOWN_TAINT } from "../../../lib/provider/node/node_plan.ts";
+import { nodeChangeMatters } from "../../../lib/provider/service/service_changes.ts";
+import { eligibleNodes } from "../../../lib/provider/service/service_plan.ts";
 
 const NODE: SlimNode = {
   name: "onprem-1",
   uid: "u1",
   resourceVersion: "1",
-  creationTimestamp: "2026-01-01T00:00:00Z",
   providerID: "ankracloud://de-fsn1/srv-1",
   labels: { "node.ankra.cloud/managed": "false" },
   taints: [],

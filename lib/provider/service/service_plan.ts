@@ -1,0 +1,350 @@
+/**
+ * What a Service asks of its load balancer, decided from the Service and the nodes alone: whether this controller
+ * serves it at all, its settings (annotations), the ports that are forwarded, the nodes and addresses that become
+ * members, the zone and network of a new load balancer, and the notices the user should see (invalid annotations,
+ * ports or settings that cannot be honoured, too many nodes). Pure functions; the load balancer and edge plans turn
+ * this intent into API calls.
+ *
+ * Only nodes matched to Ankra servers (a providerID `ankracloud://…`) count: a node of another provider, one labelled
+ * `node.ankra.cloud/managed=false`, or one not initialised yet, is never a member and never decides the network.
+ *
+ * @module
+ */
+import { ANNOTATION_PREFIX, CLUSTER_UID_LABEL, ZONE_LABEL } from "../../ankra_names.ts";
+import type { SlimNode, SlimService } from "../../kube/slim.ts";
+import { defaultSettings, describeProblems, type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
+import {
+  edgeMemberPrefix,
+  loadBalancerLabels,
+  loadBalancerName,
+  sharedLoadBalancerLabels,
+  sharedLoadBalancerName,
+} from "./load_balancer_names.ts";
+import { sharedKey } from "./load_balancer_ownership.ts";
+import { type DesiredMember, MAX_MEMBERS, nodeZone, selectMembers } from "./member_selection.ts";
+import { classifyProviderId } from "../provider_id.ts";
+import { isUnmanagedNode } from "../node_management.ts";
+import { UNINITIALIZED_TAINT } from "../node/node_plan.ts";
+import { k3sServersRunningServiceLb, serviceLbNotice } from "../k3s.ts";
+import { objectKey } from "../../kube/object_key.ts";
+import { parseGoBoolean } from "../../go_syntax.ts";
+
+/** The finalizer the framework's service controller uses (and the Go controller with it). */
+export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+/** The exclusion label of the framework. */
+const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
+/** The cluster autoscaler's taint on nodes it is removing. */
+export const AUTOSCALER_TAINT = "ToBeDeletedByClusterAutoscaler";
+
+/** Whether new load balancers are HA pairs: decided from the zone (`auto`), always, or never. */
+export type HighAvailabilityMode = "auto" | "true" | "false";
+
+/** Defaults for new load balancers (`ANKRA_CLOUD_NETWORK_ID`, `ANKRA_CLOUD_ZONE`, `…_HIGH_AVAILABILITY`). */
+export interface LoadBalancerDefaults {
+  /** ANKRA_CLOUD_NETWORK_ID: used when the Service has no `network-id` annotation. */
+  networkId?: string;
+  /** ANKRA_CLOUD_ZONE: used when the Service has no `zone` annotation; absent: the zone most nodes are in. */
+  zone?: string;
+  /** HA decision. */
+  highAvailability: HighAvailabilityMode;
+  /**
+   * The paid public IPv4 for a Service without `load-balancer.ankra.cloud/ipv4` (`ANKRA_CLOUD_LOAD_BALANCER_IPV4`;
+   * default false, as the Go controller).
+   */
+  ipv4?: boolean;
+}
+
+/** What every Service plan needs besides the Service and the nodes. */
+export interface ServicePlanOptions {
+  /** `--cluster-name`. */
+  clusterName: string;
+  /** UID of the `kube-system` namespace: the `ccm.ankra.cloud/cluster-uid` label of every load balancer made. */
+  clusterUid?: string;
+  /** `--load-balancer-class`: also serve Services of this class. */
+  loadBalancerClass?: string;
+  /** Defaults for new load balancers. */
+  defaults: LoadBalancerDefaults;
+}
+
+/** A forwarded port. */
+interface ForwardedPort {
+  /** Service port (frontend port). */
+  port: number;
+  /** Node port (member port). */
+  nodePort: number;
+}
+
+/** The ports of a Service as the load balancer sees them. */
+interface PortPlan {
+  /** TCP ports with their node ports, in Service order. */
+  tcp: ForwardedPort[];
+  /** Ports not forwarded (`53/UDP`). */
+  unsupported: string[];
+  /** TCP ports without a node port. */
+  withoutNodePort: number[];
+}
+
+/**
+ * Something the user should see on the Service, reported once per situation (under its `topic`): a Warning while the
+ * situation lasts; `message: undefined` says the situation is over (nothing is recorded, the topic is forgotten).
+ */
+export interface Notice {
+  /** Situation this notice is about; a new message under the same topic is reported again. */
+  topic:
+    | "annotations"
+    | "ports"
+    | "settings"
+    | "members"
+    | "member-addresses"
+    | "node-selector"
+    | "immutable"
+    | "hand-made-ports"
+    | "service-lb";
+  /** Reason of the Warning event recorded under source `ankra-cloud-ccm`, e.g. `PortInUse`. */
+  reason: string;
+  /** Event message; undefined when the situation is over. */
+  message?: string;
+}
+
+/** Why nothing is created or changed for a Service until the user acts. */
+interface WaitForUser {
+  /** The problem and what to do. */
+  message: string;
+  /** True when a {@linkcode Notice} of this pass already tells the user (no further event). */
+  reported: boolean;
+}
+
+/** Everything a Service asks of its load balancer. */
+export interface ServiceIntent {
+  /** `<namespace>/<name>`. */
+  key: string;
+  /** Settings from the annotations (defaults when they are invalid: `waitFor` is then set). */
+  settings: LoadBalancerSettings;
+  /** The Service's TCP ports that have a node port, in Service order (other ports are not forwarded). */
+  ports: ForwardedPort[];
+  /** Eligible nodes matched to Ankra servers, by name. */
+  nodes: SlimNode[];
+  /** The chosen member addresses (per family, IPv6 first). */
+  members: DesiredMember[];
+  /** True when no node is eligible at all (the framework's `UnAvailableLoadBalancer`). */
+  noNodes: boolean;
+  /** Eligible nodes not yet initialised (they will be matched soon). */
+  pendingNodes: number;
+  /** Notices of this pass, every topic present (those without a message clear their topic). */
+  notices: Notice[];
+  /** Set when nothing may be created or changed. */
+  waitFor?: WaitForUser;
+  /**
+   * The load balancer's key in the controller's directory: `key` for the Service's own one, `shared:<ns>.<share>` for
+   * the one it shares (`load-balancer.ankra.cloud/share`).
+   */
+  loadBalancerKey: string;
+  /** Name of the load balancer (the Service's own, or its share group's). */
+  loadBalancerName: string;
+  /**
+   * Labels of the load balancer (the Service's and cluster's, or the share group's and cluster's; with the cluster's
+   * UID when known).
+   */
+  labels: Record<string, string>;
+  /** Prefix of the names of the Service's members on an edge (with this cluster's UID). */
+  edgePrefix: string;
+  /** The Go controller's prefix for the same Service: members named so are the Service's too (renamed on a pass). */
+  legacyEdgePrefix: string;
+}
+
+/** Which Services of `type: LoadBalancer` this controller serves besides the class: `--require-load-balancer-class`. */
+export interface ClassRule {
+  /** Serve only Services of the configured class: class-less ones are left to another implementation. */
+  requireClass?: boolean;
+}
+
+/**
+ * True when this controller serves the Service: `type: LoadBalancer` without a class, or with the configured one; with
+ * `rule.requireClass`, only with the configured one.
+ */
+export function wantsLoadBalancer(service: SlimService, loadBalancerClass?: string, rule: ClassRule = {}): boolean {
+  if (service.type !== "LoadBalancer") return false;
+  if (!service.loadBalancerClass) return !(rule.requireClass && loadBalancerClass);
+  return service.loadBalancerClass === loadBalancerClass;
+}
+
+/** True when the Service's load balancer must go: it carries the finalizer and is deleted or no longer served. */
+export function needsCleanup(service: SlimService, loadBalancerClass?: string, rule: ClassRule = {}): boolean {
+  return service.finalizers.includes(FINALIZER) &&
+    (Boolean(service.deletionTimestamp) || !wantsLoadBalancer(service, loadBalancerClass, rule));
+}
+
+/** Splits a Service's ports: TCP with node ports, other protocols, TCP without node port. */
+export function portPlan(service: SlimService): PortPlan {
+  const plan: PortPlan = { tcp: [], unsupported: [], withoutNodePort: [] };
+  const seen = new Set<number>();
+  for (const port of service.ports) {
+    const protocol = (port.protocol || "TCP").toUpperCase();
+    if (protocol !== "TCP") {
+      plan.unsupported.push(`${port.port}/${protocol}`);
+      continue;
+    }
+    if (seen.has(port.port)) continue;
+    seen.add(port.port);
+    if (!port.nodePort) plan.withoutNodePort.push(port.port);
+    else plan.tcp.push({ port: port.port, nodePort: port.nodePort });
+  }
+  return plan;
+}
+
+/**
+ * Whether the node's {@linkcode EXCLUDE_LABEL} keeps it out of load balancers, read as upstream's service controller
+ * reads it since 1.34 (Go's `strconv.ParseBool`): absent or a false value (`0 f F FALSE false False`) keeps the node;
+ * a true value (`1 t T TRUE true True`) or anything else (`yes`, `fAlSe`, empty) excludes it.
+ */
+export function isExcludedFromLoadBalancers(labels: Readonly<Record<string, string>>): boolean {
+  const value = labels[EXCLUDE_LABEL];
+  return value !== undefined && parseGoBoolean(value) !== false;
+}
+
+/**
+ * The framework's stable node set: not being deleted, not excluded ({@linkcode isExcludedFromLoadBalancers}), not
+ * being removed by the autoscaler — and not labelled `node.ankra.cloud/managed=false` (not an Ankra server). By name.
+ */
+export function eligibleNodes(nodes: SlimNode[]): SlimNode[] {
+  return nodes.filter((node) => {
+    if (node.deletionTimestamp || isUnmanagedNode(node)) return false;
+    if (isExcludedFromLoadBalancers(node.labels)) return false;
+    return !node.taints.some((t) => t.key === AUTOSCALER_TAINT);
+  }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The Service's IP families, IPv6 first; both when none are set. */
+export function serviceFamilies(service: SlimService): (4 | 6)[] {
+  const families = service.ipFamilies.map((f) => (f === "IPv6" ? 6 : 4) as 4 | 6);
+  if (families.length === 0) return [6, 4];
+  return [...new Set(families)].sort((a, b) => b - a);
+}
+
+function unsupportedSettings(service: SlimService): string | undefined {
+  const unsupported: string[] = [];
+  if (service.loadBalancerSourceRanges.length > 0) {
+    unsupported.push(
+      `spec.loadBalancerSourceRanges (${service.loadBalancerSourceRanges.join(", ")}) is not enforced: Ankra load ` +
+        "balancers accept every source; filter on the nodes (NetworkPolicy or firewall) instead",
+    );
+  }
+  return unsupported.length ? unsupported.join("; ") : undefined;
+}
+
+/** The topic of {@linkcode tooManyMembersNotice}. */
+export const MEMBERS_NOTICE_TOPIC = "members";
+
+/**
+ * The `TooManyMembers` notice of a member selection: how many of the candidate node addresses serve when the
+ * backend's limit leaves some out (no message when none is left out).
+ */
+export function tooManyMembersNotice(selection: { members: readonly unknown[]; candidates: number }): Notice {
+  const left = selection.candidates - selection.members.length;
+  return {
+    topic: MEMBERS_NOTICE_TOPIC,
+    reason: "TooManyMembers",
+    message: left > 0
+      ? `a load balancer backend holds at most ${MAX_MEMBERS} members; ${selection.members.length} of ` +
+        `${selection.candidates} node addresses serve this Service (a stable choice per Service, spread over zones ` +
+        "and both IP families): label nodes with node.kubernetes.io/exclude-from-external-load-balancers=true to " +
+        "choose which serve"
+      : undefined,
+  };
+}
+
+/** Decides what a Service asks of its load balancer (see the module documentation). */
+export function serviceIntent(service: SlimService, nodes: SlimNode[], options: ServicePlanOptions): ServiceIntent {
+  const key = objectKey(service);
+  const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
+  const ports = portPlan(service);
+  const eligible = eligibleNodes(nodes);
+  const matched = eligible.filter((node) => classifyProviderId(node.providerID) === "ours");
+  const pendingNodes =
+    eligible.filter((node) => !node.providerID && node.taints.some((t) => t.key === UNINITIALIZED_TAINT)).length;
+  const settings = parsed.ok ? parsed.settings : defaultSettings({ sessionAffinity: service.sessionAffinity });
+  if (!service.annotations[`${ANNOTATION_PREFIX}ipv4`]?.trim()) settings.ipv4 = options.defaults.ipv4 ?? false;
+  const selection = selectMembers(matched, serviceFamilies(service), { serviceKey: key });
+  const notices: Notice[] = [
+    {
+      topic: "annotations",
+      reason: "InvalidAnnotation",
+      message: parsed.ok
+        ? undefined
+        : `${describeProblems(parsed.problems)}; nothing is created or changed until it is fixed`,
+    },
+    {
+      topic: "ports",
+      reason: "UnsupportedPort",
+      message: ports.unsupported.length
+        ? `Ankra load balancers forward TCP only; not forwarding ${ports.unsupported.join(", ")}` +
+          (ports.tcp.length + ports.withoutNodePort.length === 0
+            ? "; the Service has no TCP port, so no load balancer is made for it: add a TCP port or use another " +
+              "Service type"
+            : "")
+        : undefined,
+    },
+    { topic: "settings", reason: "UnsupportedSetting", message: unsupportedSettings(service) },
+    { topic: "service-lb", reason: "K3sServiceLBActive", message: serviceLbNotice(k3sServersRunningServiceLb(nodes)) },
+    tooManyMembersNotice(selection),
+  ];
+  let waitFor: WaitForUser | undefined;
+  if (!parsed.ok) {
+    waitFor = { message: "invalid annotations", reported: true };
+  } else if (ports.tcp.length + ports.withoutNodePort.length === 0) {
+    waitFor = { message: "the Service has no TCP port", reported: true };
+  } else if (ports.withoutNodePort.length) {
+    waitFor = {
+      message: `port ${ports.withoutNodePort.join(", ")} has no NodePort; the load balancer forwards to NodePorts, ` +
+        "so spec.allocateLoadBalancerNodePorts must not be false",
+      reported: false,
+    };
+  }
+  return {
+    key,
+    settings,
+    ports: ports.tcp,
+    nodes: matched,
+    members: selection.members,
+    noNodes: eligible.length === 0,
+    pendingNodes,
+    notices,
+    waitFor,
+    loadBalancerKey: settings.share ? sharedKey(service.namespace, settings.share) : key,
+    loadBalancerName: settings.share
+      ? sharedLoadBalancerName(options.clusterName, service.namespace, settings.share)
+      : loadBalancerName(options.clusterName, service.namespace, service.name),
+    labels: {
+      ...(settings.share
+        ? sharedLoadBalancerLabels(options.clusterName, service.namespace, settings.share)
+        : loadBalancerLabels(options.clusterName, service.namespace, service.name)),
+      ...(options.clusterUid ? { [CLUSTER_UID_LABEL]: options.clusterUid } : {}),
+    },
+    edgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name, options.clusterUid),
+    legacyEdgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name),
+  };
+}
+
+/** A choice for a new load balancer, or why none can be made. */
+type Choice = { ok: true; value: string } | { ok: false; problem: string };
+
+/**
+ * The zone of a new load balancer: the annotation, the configured default, else the zone most of the Service's nodes
+ * are in (ties: the first by name).
+ */
+export function chooseZone(intent: Pick<ServiceIntent, "settings" | "nodes">, defaultZone?: string): Choice {
+  if (intent.settings.zone) return { ok: true, value: intent.settings.zone };
+  if (defaultZone) return { ok: true, value: defaultZone };
+  const counts = new Map<string, number>();
+  for (const node of intent.nodes) {
+    const zone = nodeZone(node);
+    if (zone) counts.set(zone, (counts.get(zone) ?? 0) + 1);
+  }
+  const best = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+  if (best) return { ok: true, value: best[0] };
+  return {
+    ok: false,
+    problem: `no zone for the load balancer: set the ${ANNOTATION_PREFIX}zone annotation or ANKRA_CLOUD_ZONE, ` +
+      `or label the nodes with ${ZONE_LABEL}`,
+  };
+}

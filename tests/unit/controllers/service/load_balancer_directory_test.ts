@@ -1,0 +1,85 @@
+/**
+ * The load balancer directory against the simulator (no Kubernetes needed): which load balancer a Service gets by its
+ * labels and UID — its own, a legacy one to adopt, or none because another cluster's has its name.
+ */
+import { CLUSTER_UID_LABEL } from "../../../../lib/ankra_names.ts";
+import assert from "node:assert/strict";
+import { isNotFound } from "../../../../lib/cloud/errors.ts";
+import { LoadBalancerDirectory } from "../../../../lib/controllers/service/load_balancer_directory.ts";
+import { loadBalancerLabels, loadBalancerName } from "../../../../lib/provider/service/load_balancer_names.ts";
+import { eventually } from "../../../support/eventually.ts";
+import { startTestCloud, type TestCloud } from "../../../support/simulator.ts";
+
+const UID = "uid-this";
+const OTHER = "uid-other";
+
+async function make(cloud: TestCloud, service: string, labels: Record<string, string>): Promise<string> {
+  const { loadBalancer } = await cloud.client.createLoadBalancer({
+    zone: "de-fsn1",
+    name: loadBalancerName("prod", "shop", service),
+    network_id: "net-1",
+    labels,
+    public_ipv4: false,
+  });
+  return loadBalancer.id;
+}
+
+function wanted(service: string) {
+  return { labels: loadBalancerLabels("prod", "shop", service), name: loadBalancerName("prod", "shop", service) };
+}
+
+Deno.test("own, legacy and another cluster's load balancers are told apart when a term begins", async () => {
+  await using cloud = await startTestCloud();
+  const own = await make(cloud, "own", { ...loadBalancerLabels("prod", "shop", "own"), [CLUSTER_UID_LABEL]: UID });
+  const legacy = await make(cloud, "legacy", loadBalancerLabels("prod", "shop", "legacy"));
+  const twin = await make(cloud, "twin", { ...loadBalancerLabels("prod", "shop", "twin"), [CLUSTER_UID_LABEL]: OTHER });
+  const directory = new LoadBalancerDirectory(cloud.client, {
+    clusterName: "prod",
+    clusterUid: UID,
+    documentTtlMs: 60_000,
+  });
+  await directory.prime();
+  const found = async (service: string) =>
+    await directory.find(`shop/${service}`, { ...wanted(service), mayExist: true });
+  const ownFound = await found("own");
+  assert.equal(ownFound?.lb.id, own);
+  assert.ok(!ownFound?.unlabelled && !ownFound?.foreign);
+  const legacyFound = await found("legacy");
+  assert.equal(legacyFound?.lb.id, legacy);
+  assert.ok(legacyFound?.unlabelled && legacyFound.legacy, "to be adopted: it gets the UID label");
+  const twinFound = await found("twin");
+  assert.equal(twinFound?.lb.id, twin);
+  assert.ok(twinFound?.foreign && !twinFound.unlabelled, "the name is taken by another cluster's");
+  assert.equal(directory.idOf("shop/twin"), undefined, "never remembered as the Service's");
+  // Once the other cluster's is gone, the name is free: nothing is found, so the Service gets a new one.
+  await cloud.client.deleteLoadBalancer(twin);
+  // The simulator moves its operations on as requests come in: ask until the API says 404.
+  await eventually(
+    () =>
+      cloud.client.getLoadBalancer(twin).then(() => false, (cause) => {
+        if (isNotFound(cause)) return true;
+        throw cause;
+      }),
+    5_000,
+    "the other cluster's deleted",
+  );
+  assert.equal(await found("twin"), undefined);
+});
+
+Deno.test("without the account's list, the label filter finds a legacy one and refuses another cluster's", async () => {
+  await using cloud = await startTestCloud();
+  const legacy = await make(cloud, "legacy", loadBalancerLabels("prod", "shop", "legacy"));
+  const twin = await make(cloud, "twin", { ...loadBalancerLabels("prod", "shop", "twin"), [CLUSTER_UID_LABEL]: OTHER });
+  const directory = new LoadBalancerDirectory(cloud.client, {
+    clusterName: "prod",
+    clusterUid: UID,
+    documentTtlMs: 60_000,
+  });
+  assert.ok(!directory.primed);
+  const legacyFound = await directory.find("shop/legacy", { ...wanted("legacy"), mayExist: true });
+  assert.equal(legacyFound?.lb.id, legacy);
+  assert.ok(legacyFound?.legacy);
+  const twinFound = await directory.find("shop/twin", { ...wanted("twin"), mayExist: true });
+  assert.equal(twinFound?.lb.id, twin);
+  assert.ok(twinFound?.foreign);
+});
