@@ -61,3 +61,9 @@ export const ZONE_LABEL = "topology.kubernetes.io/zone";
 
 /** The node label of its region, which the cloud-node controller writes. */
 export const REGION_LABEL = "topology.kubernetes.io/region";
+
+/**
+ * The `spec.loadBalancerClass` of a Service served on its nodes' own public addresses (node-address mode: no Ankra
+ * load balancer). Always handled, whatever `--load-balancer-class` and `--require-load-balancer-class` say.
+ */
+export const NODE_ADDRESSES_CLASS = "ankra.cloud/node-addresses";

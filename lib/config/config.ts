@@ -22,6 +22,8 @@ import { upstreamFlagWarnings } from "./upstream_flag_rules.ts";
 import { parseGoBoolean } from "../go_syntax.ts";
 import type { HighAvailabilityMode } from "../provider/service/service_plan.ts";
 import type { AllowedResources } from "../provider/service/allowed_resources.ts";
+import type { ServingMode } from "../provider/service/annotations.ts";
+import { parseReservedPorts, type ReservedRange } from "../provider/service/reserved_ports.ts";
 import { encryptedOrLoopback } from "../tls.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 
@@ -125,6 +127,10 @@ export interface Config {
    * ones are left to another implementation. Never true without a class.
    */
   requireLoadBalancerClass: boolean;
+  /** `--default-load-balancer-mode`: how a Service without the `mode` annotation or the node-address class is served. */
+  defaultLoadBalancerMode: ServingMode;
+  /** `--node-address-reserved-ports`, parsed. */
+  nodeAddressReservedPorts: ReservedRange[];
   /** Read everything, plan everything, write nothing (no Lease, no events, no patches, no Ankra writes). */
   dryRun: boolean;
   /** Ankra Cloud API settings. */
@@ -342,6 +348,10 @@ function buildConfig(
       "--require-load-balancer-class needs --load-balancer-class: name the class whose Services this controller serves",
     );
   }
+  const reserved = values.nodeAddressReservedPorts?.toLowerCase() === "none"
+    ? { ok: true as const, ranges: [] }
+    : parseReservedPorts(values.nodeAddressReservedPorts ?? "");
+  if (!reserved.ok) throw new ConfigError(`--node-address-reserved-ports: ${reserved.rule}`);
   return {
     cloudProvider: "ankracloud",
     clusterName: values.clusterName!,
@@ -373,6 +383,8 @@ function buildConfig(
     kubeApiQps: values.kubeApiQps,
     kubeApiBurst: values.kubeApiBurst,
     loadBalancerClass: values.loadBalancerClass,
+    defaultLoadBalancerMode: values.defaultLoadBalancerMode,
+    nodeAddressReservedPorts: reserved.ranges,
     requireLoadBalancerClass: values.requireLoadBalancerClass,
     dryRun: values.dryRun,
     cloud,

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { ANNOTATION_PREFIX, CLUSTER_LABEL } from "../ankra_names.ts";
+import { ANNOTATION_PREFIX, CLUSTER_LABEL, NODE_ADDRESSES_CLASS } from "../ankra_names.ts";
+import { DEFAULT_RESERVED_PORTS } from "../provider/service/reserved_ports.ts";
 import { ANKRA_ID, ANKRA_ID_WORDS, ZONE_NAME } from "../cloud/ids.ts";
 import { bool, choice, decimal, duration, optionalWhole, type OptionSpec, text, whole } from "./option_readers.ts";
 
@@ -248,6 +249,24 @@ export const OPTIONS = {
   }, {
     pattern: /^([a-z0-9]([a-z0-9.-]*[a-z0-9])?\/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
     describe: "must be a label-style name such as ankra.cloud/load-balancer",
+  }),
+  defaultLoadBalancerMode: choice(
+    {
+      flag: "default-load-balancer-mode",
+      default: "load-balancer",
+      help: `how a Service without ${ANNOTATION_PREFIX}mode (or the class ${NODE_ADDRESSES_CLASS}) is served: ` +
+        "load-balancer (an Ankra load balancer) or node-addresses (its nodes' public addresses, no load balancer)",
+    },
+    ["load-balancer", "node-addresses"] as const,
+  ),
+  nodeAddressReservedPorts: text({
+    flag: "node-address-reserved-ports",
+    default: DEFAULT_RESERVED_PORTS,
+    help: "ports a node-address Service may not claim on the nodes' own addresses (the host's and the cluster's): " +
+      "port, from-to, each optionally /tcp, /udp or /sctp (tcp when none); none reserves nothing",
+  }, {
+    pattern: /^(none|\d{1,5}(-\d{1,5})?(\/(tcp|udp|sctp))?(\s*,\s*\d{1,5}(-\d{1,5})?(\/(tcp|udp|sctp))?)*)$/i,
+    describe: "must be comma-separated ports or ranges such as 22,10248-10259,8472/udp, or none",
   }),
   requireLoadBalancerClass: bool({
     flag: "require-load-balancer-class",

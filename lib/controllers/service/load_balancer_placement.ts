@@ -102,10 +102,16 @@ export class LoadBalancerPlacement {
     const zone = chooseZone(intent, this.#defaults.zone);
     if (!zone.ok) throw new WaitingForUser("SyncLoadBalancerFailed", zone.problem, { condition: "NoZone" });
     const network = await this.onNetwork(service, intent);
-    const capabilities = this.#defaults.highAvailability === "auto"
+    const annotated = intent.settings.highAvailability;
+    const capabilities = this.#defaults.highAvailability === "auto" && annotated === undefined
       ? await this.#facts.capabilities(zone.value)
       : undefined;
-    const ha = chooseHighAvailability({ mode: this.#defaults.highAvailability, zone: zone.value, capabilities });
+    const ha = chooseHighAvailability({
+      mode: this.#defaults.highAvailability,
+      zone: zone.value,
+      capabilities,
+      annotated,
+    });
     return {
       create: createLoadBalancerBody(intent, { zone: zone.value, networkId: network.networkId, pair: ha.pair }),
       singleReason: ha.singleReason,

@@ -11,6 +11,7 @@
 import type { AnkraCloudClient, Network, ZoneCapabilities } from "../../cloud/client.ts";
 import { CloudApiError, isNotFound } from "../../cloud/errors.ts";
 import { DEFAULTS } from "../../defaults.ts";
+import type { PublicAddresses } from "../../provider/service/node_address_plan.ts";
 
 /** Options of {@linkcode PlacementFacts}. */
 interface PlacementFactsOptions {
@@ -29,6 +30,13 @@ interface Cached<T> {
   value: Promise<T>;
 }
 
+/** A server's public addresses as `list_servers` gives them. */
+interface ListedAddresses {
+  ipv6?: string;
+  ipv6IsPrivate: boolean;
+  ipv4?: string;
+}
+
 /** Cached placement facts. */
 export class PlacementFacts {
   readonly #cloud: Pick<AnkraCloudClient, "getZoneCapabilities" | "listNetworks" | "getNetwork" | "listServers">;
@@ -36,7 +44,7 @@ export class PlacementFacts {
   readonly #capabilities = new Map<string, Cached<ZoneCapabilities | "unknown">>();
   #networks?: Cached<Network[]>;
   readonly #network = new Map<string, Cached<Network | undefined>>();
-  #publicIpv6?: Cached<Map<string, string>>;
+  #listed?: Cached<Map<string, ListedAddresses>>;
 
   /** Creates an empty cache. */
   constructor(
@@ -100,13 +108,36 @@ export class PlacementFacts {
    * Each server's `public_ipv6` by server id (`list_servers`, every page; servers without one are absent).
    * Concurrent callers share one read.
    */
-  publicIpv6(freshness: Freshness = {}): Promise<Map<string, string>> {
-    if (this.#fresh(this.#publicIpv6, freshness)) return this.#publicIpv6.value;
+  async publicIpv6(freshness: Freshness = {}): Promise<Map<string, string>> {
+    const servers = await this.#servers(freshness);
+    return new Map([...servers].flatMap(([id, server]) => (server.ipv6 ? [[id, server.ipv6]] : [])));
+  }
+
+  /**
+   * Each server's public addresses by server id (`list_servers`, every page, shared with
+   * {@linkcode PlacementFacts.publicIpv6}): its `public_ipv6` unless that is a ULA only Ankra Cloud reaches
+   * (`public_ipv6_is_private`), and its `public_ipv4`.
+   */
+  async publicAddresses(freshness: Freshness = {}): Promise<Map<string, PublicAddresses>> {
+    const servers = await this.#servers(freshness);
+    return new Map([...servers].map(([id, server]) => [id, {
+      ...(server.ipv6 && !server.ipv6IsPrivate ? { ipv6: server.ipv6 } : {}),
+      ...(server.ipv4 ? { ipv4: server.ipv4 } : {}),
+    }]));
+  }
+
+  /** The servers' public addresses as listed. Concurrent callers share one read. */
+  #servers(freshness: Freshness): Promise<Map<string, ListedAddresses>> {
+    if (this.#fresh(this.#listed, freshness)) return this.#listed.value;
     const value = this.#cloud.listServers().then((listed) =>
-      new Map(listed.items.flatMap((server) => (server.public_ipv6 ? [[server.id, server.public_ipv6]] : [])))
+      new Map(listed.items.map((server): [string, ListedAddresses] => [server.id, {
+        ipv6: server.public_ipv6 ?? undefined,
+        ipv6IsPrivate: server.public_ipv6_is_private,
+        ipv4: server.public_ipv4 ?? undefined,
+      }]))
     );
-    value.catch(() => (this.#publicIpv6 = undefined));
-    this.#publicIpv6 = { at: performance.now(), value };
+    value.catch(() => (this.#listed = undefined));
+    this.#listed = { at: performance.now(), value };
     return value;
   }
 }

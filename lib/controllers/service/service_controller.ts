@@ -93,7 +93,23 @@ export class ServiceController {
       if (this.#wants(service)) this.#queue.addAfter(key, endpointBatchMs);
     });
     services.onChange((change) => {
-      if (signal.aborted || change.type === "deleted") return;
+      if (signal.aborted) return;
+      const before = change.type === "deleted" ||
+          (change.type === "updated" && serviceChangeMatters(change.old, change.object))
+        ? change.old
+        : undefined;
+      if (before && this.#steps.onNodes.onNodes(before)) {
+        // A node-address Service that goes or changes may free a port another one waits for.
+        for (const other of services.store.list()) {
+          if (objectKey(other) !== change.key && this.#wants(other) && this.#steps.onNodes.onNodes(other)) {
+            this.#queue.addAfter(objectKey(other), nodeBatchMs);
+          }
+        }
+      }
+      if (change.type === "deleted") {
+        this.#steps.onNodes.forget(change.key);
+        return;
+      }
       if (change.type === "updated" && !serviceChangeMatters(change.old, change.object)) return;
       if (change.type === "updated" && serviceChangeNeedsRead(change.old, change.object)) {
         this.#pass.readNext.add(change.key);
@@ -142,6 +158,11 @@ export class ServiceController {
     if (!service) return Promise.resolve(undefined);
     if (needsCleanup(service, this.#settings.loadBalancerClass, this.#classRule)) return this.#pass.cleanup(service);
     if (!this.#wants(service)) return Promise.resolve(undefined);
+    if (service.finalizers.includes(FINALIZER) && this.#steps.onNodes.onNodes(service)) {
+      // Moved to node-address mode: its load balancer goes first, then it is published on its nodes.
+      return this.#pass.cleanup(service).then((result) => result ?? { requeueAfterMs: 0 });
+    }
+    if (!this.#steps.onNodes.onNodes(service)) this.#steps.onNodes.forget(key);
     return this.#pass.ensure(service);
   }
 

@@ -18,6 +18,11 @@ import type { LoadBalancerDefaults } from "../../provider/service/service_plan.t
 import type { DryRunReport } from "../../runtime/dry_run.ts";
 import type { MetricsRegistry } from "../../runtime/metrics.ts";
 import { DEFAULTS } from "../../defaults.ts";
+import {
+  DEFAULT_RESERVED_PORTS,
+  parseReservedPorts,
+  type ReservedRange,
+} from "../../provider/service/reserved_ports.ts";
 
 /**
  * The Ankra Cloud operations the service controller and its steps call (the load balancer calls, the reads of
@@ -97,12 +102,16 @@ export interface ServiceControllerOptions {
   endpoints?: EndpointsReader;
   /** Window that gathers endpoint moves of a Local Service into one member update (default `DEFAULTS.endpointBatchMs`). */
   endpointBatchMs?: number;
+  /** Ports a node-address Service may not claim (`--node-address-reserved-ports`; default its default list). */
+  reservedPorts?: ReservedRange[];
 }
 
 /** The options with every default filled in: what the controller and its steps read. */
 export type ServiceControllerSettings =
-  & Omit<ServiceControllerOptions, "requireLoadBalancerClass" | "allowedResources" | TimingOption>
-  & Required<Pick<ServiceControllerOptions, "requireLoadBalancerClass" | "allowedResources" | TimingOption>>;
+  & Omit<ServiceControllerOptions, "requireLoadBalancerClass" | "allowedResources" | "reservedPorts" | TimingOption>
+  & Required<
+    Pick<ServiceControllerOptions, "requireLoadBalancerClass" | "allowedResources" | "reservedPorts" | TimingOption>
+  >;
 
 type TimingOption =
   | "provisioningPollMs"
@@ -114,7 +123,7 @@ type TimingOption =
 
 /**
  * `options` with every default filled in from {@linkcode DEFAULTS} (a member drain of 0, no allow-lists, class-less
- * Services served), once.
+ * Services served, the default reserved ports), once.
  */
 export function serviceControllerSettings(options: ServiceControllerOptions): ServiceControllerSettings {
   const {
@@ -126,6 +135,7 @@ export function serviceControllerSettings(options: ServiceControllerOptions): Se
     nodeBatchMs = DEFAULTS.nodeBatchMs,
     retryBaseMs = DEFAULTS.retryBaseMs,
     endpointBatchMs = DEFAULTS.endpointBatchMs,
+    reservedPorts = defaultReservedPorts(),
   } = options;
   return {
     ...options,
@@ -137,5 +147,12 @@ export function serviceControllerSettings(options: ServiceControllerOptions): Se
     nodeBatchMs,
     retryBaseMs,
     endpointBatchMs,
+    reservedPorts,
   };
+}
+
+function defaultReservedPorts(): ReservedRange[] {
+  const parsed = parseReservedPorts(DEFAULT_RESERVED_PORTS);
+  if (!parsed.ok) throw new Error(`the default reserved ports do not parse: ${parsed.rule}`);
+  return parsed.ranges;
 }

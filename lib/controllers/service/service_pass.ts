@@ -14,6 +14,10 @@
  * 6. **tell**, once, at the end: the notices, the events the plan and the steps decided, the failure the pass ended
  *    with (`ServiceReporter`), then the Ready condition (`ServiceReadiness`).
  *
+ * A Service in node-address mode (`load-balancer.ankra.cloud/mode: node-addresses`, or the class
+ * `ankra.cloud/node-addresses`) has no load balancer: after step 1, steps 3–5 are `ServiceOnNodes` (its nodes' public
+ * addresses as its ingress, no Ankra write), and 6 as for any Service.
+ *
  * And the pass over a Service whose load balancer must go ({@linkcode ServicePass.cleanup}: off its share group, then
  * its edge and its own load balancer, `ServiceCleanup`), and the one that writes an address the tracker saw
  * ({@linkcode ServicePass.served}). Every pass records what it will tell in a {@linkcode PassReport}.
@@ -88,6 +92,9 @@ export class ServicePass {
    * API server keeps the field ({@linkcode ServicePass.ipModes}); none without settings (invalid annotations).
    */
   ingressStyle(service: SlimService, settings: LoadBalancerSettings | undefined): IngressStyle {
+    if (settings && this.#steps.onNodes.onNodes(service)) {
+      return ingressStyle(service, this.ipModes ? "VIP" : undefined);
+    }
     return ingressStyle(service, this.ipModes && settings ? ingressIpMode(settings) : undefined);
   }
 
@@ -118,6 +125,14 @@ export class ServicePass {
     }
     if (intent.noNodes) {
       report.event("service", "Warning", "UnAvailableLoadBalancer", "There are no available nodes for LoadBalancer");
+    }
+    if (intent.mode === "node-addresses") {
+      // Node-address mode: the nodes' own addresses, no load balancer to move, find or plan.
+      try {
+        return await this.#steps.onNodes.ensure(report, intent, this.ingressStyle(report.service, intent.settings));
+      } catch (cause) {
+        throw report.failed("ensure", cause);
+      }
     }
     const fresh = this.readNext.delete(intent.key);
     try {

@@ -20,6 +20,7 @@ import { ServiceLookup } from "./service_lookup.ts";
 import { ServiceReadiness } from "./service_readiness.ts";
 import { ServiceReporter } from "./service_reporter.ts";
 import { ServiceShare } from "./service_share.ts";
+import { ServiceOnNodes } from "./service_on_nodes.ts";
 
 /**
  * The steps of a pass, each built once from the controller's settings: none is handed another through a closure,
@@ -50,6 +51,8 @@ export interface PassSteps {
   reporter: ServiceReporter;
   /** Writes the Ready condition of each pass. */
   readiness: ServiceReadiness;
+  /** Find, plan and apply in node-address mode (no load balancer). */
+  onNodes: ServiceOnNodes;
 }
 
 /** Builds the steps of the passes of a controller with `settings`. */
@@ -59,6 +62,7 @@ export function passSteps(settings: ServiceControllerSettings): PassSteps {
   const tracker = new ProvisioningTracker(cloud, { clusterName, minPollMs: provisioningPollMs, directory });
   const send = cloudCallSender(cloud, { controller: "service", dryRun: settings.dryRun });
   const edges = new EdgeMembership({ cloud, send, writes, clusterName, clusterUid });
+  const facts = new PlacementFacts(cloud);
   const cleanup = new ServiceCleanup({
     directory,
     tracker,
@@ -73,7 +77,7 @@ export function passSteps(settings: ServiceControllerSettings): PassSteps {
     directory,
     lookup: new ServiceLookup({ directory, cleanup, recheckAfterMs: driftCheckMs }),
     placement: new LoadBalancerPlacement({
-      facts: new PlacementFacts(cloud),
+      facts,
       defaults: settings.defaults,
       dryRun: settings.dryRun,
     }),
@@ -96,5 +100,15 @@ export function passSteps(settings: ServiceControllerSettings): PassSteps {
     tracker,
     reporter: new ServiceReporter(settings),
     readiness: new ServiceReadiness(writes),
+    onNodes: new ServiceOnNodes({
+      facts,
+      nodes: settings.nodes.store,
+      services: settings.services.store,
+      writes,
+      reserved: settings.reservedPorts,
+      memberDrainMs: settings.memberDrainMs,
+      driftCheckMs,
+      defaultMode: settings.defaults.mode ?? "load-balancer",
+    }),
   };
 }

@@ -55,7 +55,17 @@ export interface LoadBalancerSettings {
   loadBalancerId?: string;
   /** Share one load balancer with the Services of the namespace that name the same key. */
   share?: string;
+  /** How the Service is served (`mode`); undefined: the controller's `--default-load-balancer-mode`. */
+  mode?: ServingMode;
+  /** An HA pair (true) or a single VM (false) for a new load balancer; undefined: the zone rule and the default. */
+  highAvailability?: boolean;
 }
+
+/**
+ * How a Service is served: `load-balancer`, an Ankra load balancer (or an edge) in front of the nodes; or
+ * `node-addresses`, the nodes' own public addresses in its status, no Ankra load balancer.
+ */
+export type ServingMode = "load-balancer" | "node-addresses";
 
 /** A rejected annotation. */
 interface AnnotationProblem {
@@ -326,6 +336,30 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
       const parsed = parseLabelSelector(value);
       if (!parsed.ok) return parsed.rule;
       settings.nodeSelector = { text: value, requirements: parsed.requirements };
+    },
+  },
+  {
+    name: "mode",
+    values: "load-balancer or node-addresses",
+    default: "--default-load-balancer-mode (load-balancer)",
+    meaning: "load-balancer: an Ankra load balancer serves the Service; node-addresses: the public addresses of the " +
+      "nodes that serve it are its ingress, no Ankra load balancer (also spec.loadBalancerClass " +
+      "ankra.cloud/node-addresses); see docs/node-addresses.md",
+    read(value, settings) {
+      if (!oneOf(value, ["load-balancer", "node-addresses"] as const)) return "must be load-balancer or node-addresses";
+      settings.mode = value;
+    },
+  },
+  {
+    name: "high-availability",
+    values: "true or false (1, t, T, TRUE, True, 0, f, …)",
+    default: "ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY (auto: a pair where the zone can place one)",
+    meaning: "true asks for an HA pair, false for a single VM (half the cost, no failover); honoured when the load " +
+      "balancer is created",
+    read(value, settings) {
+      const parsed = parseGoBoolean(value);
+      if (parsed === undefined) return "must be true or false";
+      settings.highAvailability = parsed;
     },
   },
   {

@@ -43,11 +43,16 @@ interface HighAvailabilityInput {
   zone: string;
   /** The zone's capabilities; `unknown` when the API could not say (404, 405, 401, 403): a pair is assumed. */
   capabilities: ZoneCapabilities | "unknown" | undefined;
+  /** The Service's `high-availability` annotation, when it has one: it decides over `mode`. */
+  annotated?: boolean;
 }
 
 /** Pair or single VM, and why a single VM (for the `SingleNodeLoadBalancer` event). */
 export function chooseHighAvailability(input: HighAvailabilityInput): { pair: boolean; singleReason?: string } {
-  if (input.mode === "true") return { pair: true };
+  if (input.annotated === false) {
+    return { pair: false, singleReason: `the Service's ${ANNOTATION_PREFIX}high-availability is false` };
+  }
+  if (input.annotated === true || input.mode === "true") return { pair: true };
   if (input.mode === "false") {
     return { pair: false, singleReason: "ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY is false" };
   }
@@ -84,8 +89,8 @@ export function singleNodeMessage(loadBalancerId: string, reason: string): strin
 
 /** The `ImmutableSetting` notice: creation-time settings the running load balancer does not have. */
 export function immutableNotice(
-  lb: Pick<LoadBalancer, "id" | "network_id" | "public_ipv4" | "state">,
-  settings: Pick<LoadBalancerSettings, "networkId" | "ipv4">,
+  lb: Pick<LoadBalancer, "id" | "network_id" | "public_ipv4" | "state" | "high_availability">,
+  settings: Pick<LoadBalancerSettings, "networkId" | "ipv4" | "highAvailability">,
   defaultNetworkId?: string,
 ): Notice {
   const wantedNetwork = settings.networkId ?? defaultNetworkId;
@@ -101,6 +106,15 @@ export function immutableNotice(
       `load balancer ${lb.id} has no public IPv4 although ${ANNOTATION_PREFIX}ipv4 asks for one; IPv4 is ` +
         "honoured at creation: recreate the Service to add it",
     );
+  }
+  if (settings.highAvailability !== undefined && lb.high_availability !== undefined) {
+    if (settings.highAvailability !== lb.high_availability) {
+      problems.push(
+        `load balancer ${lb.id} is ${lb.high_availability ? "an HA pair" : "a single VM"} although ` +
+          `${ANNOTATION_PREFIX}high-availability asks for ${settings.highAvailability ? "a pair" : "a single VM"}; ` +
+          "it is chosen at creation: recreate the Service to change it",
+      );
+    }
   }
   return { topic: "immutable", reason: "ImmutableSetting", message: problems.length ? problems.join("; ") : undefined };
 }

@@ -8,6 +8,7 @@
  */
 import type { SlimNode, SlimService } from "../../kube/slim.ts";
 import { AUTOSCALER_TAINT } from "./service_plan.ts";
+import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../node/node_plan.ts";
 
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
   const keys = Object.keys(a);
@@ -17,13 +18,17 @@ function sameLabels(a: Record<string, string>, b: Record<string, string>): boole
 /**
  * True when a node change can change a load balancer's members (or what its Service is told): its providerID, its
  * labels (the exclusion and `node.ankra.cloud/managed` labels, the zone, any label a `node-selector` may name),
- * deletion, the autoscaler's taint, its addresses.
+ * deletion, the autoscaler's, shutdown and uninitialized taints, its addresses, and its Ready status (which nodes
+ * serve a node-address Service).
  */
 export function nodeChangeMatters(old: SlimNode, node: SlimNode): boolean {
   return old.providerID !== node.providerID || old.k3sNodeArgs !== node.k3sNodeArgs ||
     Boolean(old.deletionTimestamp) !== Boolean(node.deletionTimestamp) ||
     !sameLabels(old.labels, node.labels) ||
-    old.taints.some((t) => t.key === AUTOSCALER_TAINT) !== node.taints.some((t) => t.key === AUTOSCALER_TAINT) ||
+    old.ready !== node.ready ||
+    [AUTOSCALER_TAINT, SHUTDOWN_TAINT, UNINITIALIZED_TAINT].some((key) =>
+      old.taints.some((t) => t.key === key) !== node.taints.some((t) => t.key === key)
+    ) ||
     JSON.stringify(old.addresses) !== JSON.stringify(node.addresses);
 }
 

@@ -10,9 +10,16 @@
  *
  * @module
  */
-import { ANNOTATION_PREFIX, CLUSTER_UID_LABEL, ZONE_LABEL } from "../../ankra_names.ts";
+import { ANNOTATION_PREFIX, CLUSTER_UID_LABEL, NODE_ADDRESSES_CLASS, ZONE_LABEL } from "../../ankra_names.ts";
 import type { SlimNode, SlimService } from "../../kube/slim.ts";
-import { defaultSettings, describeProblems, type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
+import {
+  defaultSettings,
+  describeProblems,
+  type LoadBalancerSettings,
+  parseAnnotations,
+  type ServingMode,
+} from "./annotations.ts";
+import { servingMode } from "./serving_mode.ts";
 import {
   edgeMemberPrefix,
   loadBalancerLabels,
@@ -52,6 +59,8 @@ export interface LoadBalancerDefaults {
    * default false, as the Go controller).
    */
   ipv4?: boolean;
+  /** `--default-load-balancer-mode`: how a Service without the `mode` annotation or the node-address class is served. */
+  mode?: ServingMode;
 }
 
 /** What every Service plan needs besides the Service and the nodes. */
@@ -99,7 +108,8 @@ export interface Notice {
     | "node-selector"
     | "immutable"
     | "hand-made-ports"
-    | "service-lb";
+    | "service-lb"
+    | "node-addresses";
   /** Reason of the Warning event recorded under source `ankra-cloud-ccm`, e.g. `PortInUse`. */
   reason: string;
   /** Event message; undefined when the situation is over. */
@@ -118,6 +128,8 @@ interface WaitForUser {
 export interface ServiceIntent {
   /** `<namespace>/<name>`. */
   key: string;
+  /** How it is served: an Ankra load balancer, or its nodes' own addresses. */
+  mode: ServingMode;
   /** Settings from the annotations (defaults when they are invalid: `waitFor` is then set). */
   settings: LoadBalancerSettings;
   /** The Service's TCP ports that have a node port, in Service order (other ports are not forwarded). */
@@ -160,10 +172,12 @@ export interface ClassRule {
 
 /**
  * True when this controller serves the Service: `type: LoadBalancer` without a class, or with the configured one; with
- * `rule.requireClass`, only with the configured one.
+ * `rule.requireClass`, only with the configured one; and always with the node-address class
+ * ({@linkcode NODE_ADDRESSES_CLASS}).
  */
 export function wantsLoadBalancer(service: SlimService, loadBalancerClass?: string, rule: ClassRule = {}): boolean {
   if (service.type !== "LoadBalancer") return false;
+  if (service.loadBalancerClass === NODE_ADDRESSES_CLASS) return true;
   if (!service.loadBalancerClass) return !(rule.requireClass && loadBalancerClass);
   return service.loadBalancerClass === loadBalancerClass;
 }
@@ -215,7 +229,7 @@ export function eligibleNodes(nodes: SlimNode[]): SlimNode[] {
 }
 
 /** The Service's IP families, IPv6 first; both when none are set. */
-export function serviceFamilies(service: SlimService): (4 | 6)[] {
+export function serviceFamilies(service: Pick<SlimService, "ipFamilies">): (4 | 6)[] {
   const families = service.ipFamilies.map((f) => (f === "IPv6" ? 6 : 4) as 4 | 6);
   if (families.length === 0) return [6, 4];
   return [...new Set(families)].sort((a, b) => b - a);
@@ -264,6 +278,9 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
     eligible.filter((node) => !node.providerID && node.taints.some((t) => t.key === UNINITIALIZED_TAINT)).length;
   const settings = parsed.ok ? parsed.settings : defaultSettings({ sessionAffinity: service.sessionAffinity });
   if (!service.annotations[`${ANNOTATION_PREFIX}ipv4`]?.trim()) settings.ipv4 = options.defaults.ipv4 ?? false;
+  const mode = servingMode(service, settings.mode, options.defaults.mode ?? "load-balancer");
+  // On the nodes' own addresses kube-proxy serves every protocol, source ranges and Services without node ports.
+  const onNodes = mode === "node-addresses";
   const selection = selectMembers(matched, serviceFamilies(service), { serviceKey: key });
   const notices: Notice[] = [
     {
@@ -276,7 +293,7 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
     {
       topic: "ports",
       reason: "UnsupportedPort",
-      message: ports.unsupported.length
+      message: ports.unsupported.length && !onNodes
         ? `Ankra load balancers forward TCP only; not forwarding ${ports.unsupported.join(", ")}` +
           (ports.tcp.length + ports.withoutNodePort.length === 0
             ? "; the Service has no TCP port, so no load balancer is made for it: add a TCP port or use another " +
@@ -284,13 +301,15 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
             : "")
         : undefined,
     },
-    { topic: "settings", reason: "UnsupportedSetting", message: unsupportedSettings(service) },
+    { topic: "settings", reason: "UnsupportedSetting", message: onNodes ? undefined : unsupportedSettings(service) },
     { topic: "service-lb", reason: "K3sServiceLBActive", message: serviceLbNotice(k3sServersRunningServiceLb(nodes)) },
     tooManyMembersNotice(selection),
   ];
   let waitFor: WaitForUser | undefined;
   if (!parsed.ok) {
     waitFor = { message: "invalid annotations", reported: true };
+  } else if (onNodes) {
+    waitFor = undefined;
   } else if (ports.tcp.length + ports.withoutNodePort.length === 0) {
     waitFor = { message: "the Service has no TCP port", reported: true };
   } else if (ports.withoutNodePort.length) {
@@ -302,6 +321,7 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
   }
   return {
     key,
+    mode,
     settings,
     ports: ports.tcp,
     nodes: matched,

@@ -30,10 +30,13 @@ Deno.test("the servers' public IPv6 addresses: one list for concurrent callers, 
   const facts = new PlacementFacts(cloud.client);
   const lists = sim.count("list_servers");
   const [first, second] = await Promise.all([facts.publicIpv6(), facts.publicIpv6()]);
-  assert.equal(first, second, "concurrent callers share one read");
+  assert.deepEqual(first, second, "concurrent callers read the same list");
   assert.deepEqual([...first], [[a.id, a.public_ipv6]], "a server without a public IPv6 address is absent");
   assert.equal(sim.count("list_servers"), lists + 1);
   const b = sim.world.addServer(serverSeed({ hostname: "b", zone: "de-fsn1" }));
   assert.equal((await facts.publicIpv6()).has(b.id), false, "the cached read");
   assert.equal((await facts.publicIpv6({ maxAgeMs: 0 })).get(b.id), b.public_ipv6, "a fresh read");
+  const addresses = await facts.publicAddresses();
+  assert.equal(sim.count("list_servers"), lists + 2, "the node-address mode's read is the same cached list");
+  assert.deepEqual(addresses.get(b.id), { ipv6: b.public_ipv6, ...(b.public_ipv4 ? { ipv4: b.public_ipv4 } : {}) });
 });

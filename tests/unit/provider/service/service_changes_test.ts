@@ -41,11 +41,13 @@ Deno.test("node changes that can change members wake the Services (any label: a 
     { addresses: [{ type: "InternalIP", address: "10.0.0.6" }] },
     { k3sNodeArgs: '["server"]' },
     { labels: { ...NODE.labels, team: "b" } },
+    // Which nodes serve a node-address Service: Ready, shut down, initialised.
+    { ready: "False" },
+    { taints: [{ key: "node.cloudprovider.kubernetes.io/shutdown", effect: "NoSchedule" }] },
   ];
   for (const change of matters) assert.ok(nodeChangeMatters(NODE, { ...NODE, ...change }), JSON.stringify(change));
   const ignored: Partial<SlimNode>[] = [
     { resourceVersion: "2" },
-    { ready: "False" },
     { labels: { team: "a", "topology.kubernetes.io/zone": "de-fsn1" } },
     { taints: [{ key: "node.kubernetes.io/not-ready", effect: "NoSchedule" }] },
   ];

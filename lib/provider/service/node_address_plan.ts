@@ -1,0 +1,206 @@
+/**
+ * Node-address mode: a Service served on its nodes' own public addresses instead of an Ankra load balancer. Its
+ * `status.loadBalancer.ingress` lists the public IPv6 and IPv4 of the servers of the nodes that serve it, in the
+ * Service's families, with `ipMode: VIP`, and kube-proxy (or any service proxy) answers on them. Nothing is written to
+ * Ankra Cloud. This module decides, purely:
+ *
+ * (The mode of a Service is decided in `serving_mode.ts`.)
+ *
+ * - **which nodes** serve ({@linkcode servingNodes}): the Service's eligible nodes (exclusion label, unmanaged nodes,
+ *   node selector, and for `externalTrafficPolicy: Local` those holding a ready endpoint — as members are chosen),
+ *   further only Ready, not shut down and not being deleted; when none is, every eligible node (never no address while
+ *   an eligible node exists);
+ * - the **ingress** ({@linkcode planNodeAddresses}), with a node that stops serving kept for the drain period (it
+ *   leaves last), and the refusals: a port of `--node-address-reserved-ports`, and an address and port another
+ *   node-address Service claimed first.
+ *
+ * @module
+ */
+import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
+import type { SlimNode, SlimService } from "../../kube/slim.ts";
+import { rangeText, type ReservedRange, reservedRangeOf } from "./reserved_ports.ts";
+import { type Ingress, type IngressStyle, orderedIngress } from "./service_ingress.ts";
+import { serviceFamilies } from "./service_plan.ts";
+import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../node/node_plan.ts";
+
+/** True when the node may answer on its address now: Ready, not shut down, not being deleted, initialised. */
+function canServe(node: SlimNode): boolean {
+  return node.ready === "True" && !node.deletionTimestamp &&
+    !node.taints.some((t) => t.key === SHUTDOWN_TAINT || t.key === UNINITIALIZED_TAINT);
+}
+
+/**
+ * The nodes that serve, from the Service's eligible nodes (`candidates`): those that can serve now, or all of them
+ * when none can (the Service keeps an address while an eligible node exists). By name.
+ */
+export function servingNodes(candidates: readonly SlimNode[]): SlimNode[] {
+  const ready = candidates.filter(canServe);
+  return [...(ready.length > 0 ? ready : candidates)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A server's public addresses. */
+export interface PublicAddresses {
+  ipv4?: string;
+  ipv6?: string;
+}
+
+/** Another node-address Service, as far as a claim on an address and port goes. */
+export interface ClaimingService {
+  /** `<namespace>/<name>`. */
+  key: string;
+  /** RFC 3339; the earlier Service keeps a contested port. */
+  creationTimestamp?: string;
+  ports: readonly { port: number; protocol: string }[];
+  /** The addresses it is published on (its status ingress). */
+  ingress: readonly { ip?: string }[];
+}
+
+/** What {@linkcode planNodeAddresses} decides from. */
+export interface NodeAddressInput {
+  /** The Service. */
+  service: Pick<SlimService, "namespace" | "name" | "creationTimestamp" | "ports" | "ipFamilies" | "ingress">;
+  /** Its eligible nodes (after the node selector and, for Local, the endpoint rule). */
+  candidates: readonly SlimNode[];
+  /** The public addresses of a node's server, by node name (also of a node no longer eligible); undefined: unknown. */
+  addressesOf: (node: string) => PublicAddresses | undefined;
+  /** `--node-address-reserved-ports`. */
+  reserved: readonly ReservedRange[];
+  /** The other node-address Services. */
+  others: readonly ClaimingService[];
+  /** How the ingress is written (`ipMode: VIP` where the API server keeps it). */
+  style: IngressStyle;
+  /** The drain of nodes that stop serving. */
+  drain: {
+    /** `--member-drain-period`, milliseconds (0: a node leaves at once). */
+    periodMs: number;
+    /** Epoch milliseconds. */
+    now: number;
+    /** The nodes the last pass published. */
+    published: readonly string[];
+    /** Nodes kept while they drain, by name: since when (epoch ms). */
+    leaving: ReadonlyMap<string, number>;
+  };
+}
+
+/** Why a node-address Service is not served. */
+export type NodeAddressRefusal = "PortReserved" | "PortConflict" | "NoNodeAddresses";
+
+/** The decision. */
+export type NodeAddressPlan =
+  | { ok: false; reason: NodeAddressRefusal; message: string }
+  | {
+    ok: true;
+    /** The ingress to publish. */
+    ingress: Ingress[];
+    /** The nodes that serve, by name. */
+    nodes: string[];
+    /** Nodes still published while they drain, by name: since when. */
+    leaving: Map<string, number>;
+    /** When the first drain ends (epoch ms), if any node drains. */
+    nextAtMs?: number;
+    /** Serving nodes without an address of the Service's families (left out). */
+    withoutAddress: string[];
+  };
+
+/** The first Service port that is reserved on the nodes, worded; undefined when none is. */
+function reservedPortProblem(input: NodeAddressInput): string | undefined {
+  for (const port of input.service.ports) {
+    const range = reservedRangeOf(port.port, port.protocol, input.reserved);
+    if (range) {
+      return `port ${port.port}/${(port.protocol || "TCP").toUpperCase()} is reserved on the nodes' own addresses ` +
+        `(--node-address-reserved-ports holds ${rangeText(range)}: the host or the cluster uses it): choose another ` +
+        `port, or serve the Service with an Ankra load balancer (${ANNOTATION_PREFIX}mode: load-balancer)`;
+    }
+  }
+  return undefined;
+}
+
+function earlier(a: { key: string; creationTimestamp?: string }, b: { key: string; creationTimestamp?: string }) {
+  const [ta, tb] = [a.creationTimestamp ?? "", b.creationTimestamp ?? ""];
+  return ta !== tb ? (ta && tb ? ta < tb : ta !== "") : a.key < b.key;
+}
+
+/** The first earlier Service claiming one of our ports on one of `addresses`, worded; undefined when none does. */
+function conflictProblem(input: NodeAddressInput, addresses: ReadonlySet<string>): string | undefined {
+  const self = {
+    key: `${input.service.namespace}/${input.service.name}`,
+    creationTimestamp: input.service.creationTimestamp,
+  };
+  for (const other of [...input.others].sort((a, b) => (earlier(a, b) ? -1 : 1))) {
+    if (other.key === self.key || !earlier(other, self)) continue;
+    // An earlier Service not yet published claims every node's address.
+    const shared = other.ingress.length === 0
+      ? [...addresses]
+      : other.ingress.flatMap((i) => (i.ip && addresses.has(i.ip) ? [i.ip] : []));
+    if (shared.length === 0) continue;
+    for (const port of input.service.ports) {
+      const protocol = (port.protocol || "TCP").toUpperCase();
+      if (other.ports.some((p) => p.port === port.port && (p.protocol || "TCP").toUpperCase() === protocol)) {
+        return `port ${port.port}/${protocol} on ${
+          shared[0]
+        } is already served by Service ${other.key} (node-address ` +
+          "mode, created first): choose another port, or serve one of them with an Ankra load balancer " +
+          `(${ANNOTATION_PREFIX}mode: load-balancer)`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The ingress of a node-address Service and the nodes behind it, or why it is refused (see the module docs). */
+export function planNodeAddresses(input: NodeAddressInput): NodeAddressPlan {
+  const reserved = reservedPortProblem(input);
+  if (reserved) return { ok: false, reason: "PortReserved", message: reserved };
+  const families = serviceFamilies(input.service);
+  const serving = servingNodes(input.candidates);
+  const { periodMs, now, published, leaving } = input.drain;
+  // A node that stops serving stays published for the drain period, if it still has an address.
+  const stillLeaving = new Map<string, number>();
+  const servingNames = new Set(serving.map((n) => n.name));
+  for (const name of published) {
+    if (servingNames.has(name) || periodMs <= 0) continue;
+    const since = leaving.get(name) ?? now;
+    if (now - since < periodMs) stillLeaving.set(name, since);
+  }
+  const addressesFor = (name: string) => {
+    const found = input.addressesOf(name);
+    return {
+      ipv6: families.includes(6) && found?.ipv6 ? [found.ipv6] : [],
+      ipv4: families.includes(4) && found?.ipv4 ? [found.ipv4] : [],
+      name,
+    };
+  };
+  const servingAddresses = serving.map((node) => addressesFor(node.name));
+  const withoutAddress = servingAddresses.filter((a) => a.ipv6.length + a.ipv4.length === 0).map((a) => a.name);
+  const published6: string[] = [];
+  const published4: string[] = [];
+  for (const name of [...servingNames, ...stillLeaving.keys()].sort()) {
+    const a = addressesFor(name);
+    published6.push(...a.ipv6);
+    published4.push(...a.ipv4);
+  }
+  const ingress = orderedIngress(published6, published4, input.style);
+  if (servingAddresses.every((a) => a.ipv6.length + a.ipv4.length === 0)) {
+    return {
+      ok: false,
+      reason: "NoNodeAddresses",
+      message: serving.length === 0
+        ? "no eligible node serves this Service: add a node, or remove the exclusion label or node selector that " +
+          "leaves every node out"
+        : `no serving node (${serving.map((n) => n.name).join(", ")}) has a public address of the Service's IP ` +
+          `famil${families.length > 1 ? "ies" : "y"} (${families.map((f) => `IPv${f}`).join(", ")}): give the ` +
+          "servers a public address of that family, or change spec.ipFamilies",
+    };
+  }
+  const conflict = conflictProblem(input, new Set(ingress.map((i) => i.ip)));
+  if (conflict) return { ok: false, reason: "PortConflict", message: conflict };
+  const ends = [...stillLeaving.values()].map((since) => since + periodMs);
+  return {
+    ok: true,
+    ingress,
+    nodes: [...servingNames].filter((name) => !withoutAddress.includes(name)),
+    leaving: stillLeaving,
+    nextAtMs: ends.length > 0 ? Math.min(...ends) : undefined,
+    withoutAddress,
+  };
+}

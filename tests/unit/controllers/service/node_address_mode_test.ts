@@ -1,0 +1,118 @@
+/**
+ * Node-address mode through the service controller (fakes on the Kubernetes side, the in-process simulator with the
+ * real client on the Ankra side): the Service's ingress is its nodes' public addresses, and the controller makes no
+ * Ankra write at all — no load balancer, no finalizer; a refused port says why in its Ready condition; a Service moved
+ * from an Ankra load balancer to node-address mode has its load balancer deleted.
+ */
+import assert from "node:assert/strict";
+import { eventually } from "../../../support/eventually.ts";
+import { fakeNode } from "../../../support/fake_cluster.ts";
+import { type FakeServiceController, startFakeServiceController } from "../../../support/fake_service_controller.ts";
+import { serverSeed } from "../../../support/simulator.ts";
+
+const MODE = "load-balancer.ankra.cloud/mode";
+
+/** A Ready node on a server with public addresses 192.0.2.<n> and 2001:db8:ff:<n>::1. */
+function addPublicNode(env: FakeServiceController, name: string, n: number): void {
+  env.cloud.simulator.sim.world.addServer(serverSeed({
+    id: `srv-${name}`,
+    hostname: name,
+    zone: "de-fsn1",
+    public_ipv4: `192.0.2.${n}`,
+    public_ipv6: `2001:db8:ff:${n}::1`,
+    interfaces: [{ network_id: "net-1", address: `10.0.0.${n}` }],
+  }));
+  env.nodes.put(fakeNode(name, { providerID: `ankracloud://de-fsn1/srv-${name}` }));
+}
+
+/** The Ankra requests that change something (anything but a read). */
+function ankraWrites(env: FakeServiceController): string[] {
+  return env.cloud.simulator.sim.log.filter((e) => e.method !== "GET" && e.operation !== "control")
+    .map((e) => `${e.method} ${e.path}`);
+}
+
+Deno.test("node-address mode: the nodes' public addresses are the ingress, with no Ankra write and no finalizer", async () => {
+  await using env = await startFakeServiceController();
+  addPublicNode(env, "a", 10);
+  addPublicNode(env, "b", 11);
+  env.addService("web", {
+    ipFamilies: ["IPv4"],
+    ports: [{ port: 53, protocol: "UDP" }, { port: 80, protocol: "TCP", nodePort: 30080 }],
+    annotations: { [MODE]: "node-addresses" },
+  });
+  const served = await env.served("web");
+  assert.deepEqual(served.ingress, [{ ip: "192.0.2.10", ipMode: "VIP" }, { ip: "192.0.2.11", ipMode: "VIP" }]);
+  await eventually(() => env.services.store.get("default/web")?.readyCondition?.reason === "ServingOnNodes", {
+    what: "Ready ServingOnNodes",
+  });
+  assert.match(
+    env.services.store.get("default/web")!.readyCondition!.message,
+    /nodes a, b at 192\.0\.2\.10, 192\.0\.2\.11/,
+  );
+  assert.deepEqual(ankraWrites(env), [], "no Ankra write");
+  assert.equal(env.cloud.simulator.sim.loadBalancers.items.size, 0);
+  assert.deepEqual(env.writes.of("setFinalizer"), [], "no finalizer: nothing outside the cluster goes with it");
+  assert.ok(env.providerEvents.reasons().includes("NodeAddressesPublished"));
+  // A node that stops being Ready leaves the ingress (no drain period here).
+  env.nodes.update("b", (node) => (node.ready = "False"));
+  await eventually(() => env.services.store.get("default/web")?.ingress.length === 1 || undefined, {
+    what: "b out of the ingress",
+  });
+  assert.deepEqual(env.services.store.get("default/web")!.ingress.map((i) => i.ip), ["192.0.2.10"]);
+  assert.deepEqual(ankraWrites(env), []);
+});
+
+Deno.test("node-address mode refuses a reserved port with a Ready=False reason, and a port another Service has", async () => {
+  await using env = await startFakeServiceController();
+  addPublicNode(env, "a", 10);
+  env.addService("ssh", {
+    ports: [{ port: 22, protocol: "TCP", nodePort: 30022 }],
+    annotations: { [MODE]: "node-addresses" },
+  });
+  const refused = await eventually(() => {
+    const condition = env.services.store.get("default/ssh")?.readyCondition;
+    return condition?.status === "False" ? condition : undefined;
+  }, { what: "Ready False" });
+  assert.equal(refused.reason, "PortReserved");
+  assert.match(refused.message, /port 22\/TCP is reserved on the nodes' own addresses/);
+  assert.deepEqual(env.services.store.get("default/ssh")!.ingress, []);
+  env.addService("first", {
+    creationTimestamp: "2026-12-01T00:00:00Z",
+    loadBalancerClass: "ankra.cloud/node-addresses",
+  });
+  await env.served("first");
+  env.addService("second", {
+    creationTimestamp: "2026-12-02T00:00:00Z",
+    annotations: { [MODE]: "node-addresses" },
+  });
+  const conflict = await eventually(() => {
+    const condition = env.services.store.get("default/second")?.readyCondition;
+    return condition?.reason === "PortConflict" ? condition : undefined;
+  }, { what: "PortConflict" });
+  assert.match(conflict.message, /port 80\/TCP on .* is already served by Service default\/first/);
+  assert.ok(
+    env.eventsOf("second").some((e) => e.reason === "SyncLoadBalancerFailed" && /default\/first/.test(e.message)),
+  );
+  // The first one goes: the second is served.
+  env.services.remove("default/first");
+  await env.served("second");
+  assert.deepEqual(ankraWrites(env), []);
+});
+
+Deno.test("a Service moved from its Ankra load balancer to node-address mode has the load balancer deleted", async () => {
+  await using env = await startFakeServiceController();
+  addPublicNode(env, "a", 10);
+  env.addService("web", { ipFamilies: ["IPv4"] });
+  await env.served("web");
+  assert.equal(env.cloud.simulator.sim.loadBalancers.items.size, 1);
+  env.annotate("web", { [MODE]: "node-addresses" });
+  await eventually(() => env.cloud.simulator.sim.loadBalancers.items.size === 0 || undefined, {
+    what: "the load balancer deleted",
+    timeoutMs: 10_000,
+  });
+  const moved = await eventually(() => {
+    const service = env.services.store.get("default/web");
+    return service?.ingress[0]?.ip === "192.0.2.10" && !service.finalizers.length ? service : undefined;
+  }, { what: "the node's address, no finalizer", timeoutMs: 10_000 });
+  assert.deepEqual(moved.ingress, [{ ip: "192.0.2.10", ipMode: "VIP" }]);
+});
