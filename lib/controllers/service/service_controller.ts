@@ -158,10 +158,6 @@ export class ServiceController {
     if (!service) return Promise.resolve(undefined);
     if (needsCleanup(service, this.#settings.loadBalancerClass, this.#classRule)) return this.#pass.cleanup(service);
     if (!this.#wants(service)) return Promise.resolve(undefined);
-    if (service.finalizers.includes(FINALIZER) && this.#steps.onNodes.onNodes(service)) {
-      // Moved to node-address mode: its load balancer goes first, then it is published on its nodes.
-      return this.#pass.cleanup(service).then((result) => result ?? { requeueAfterMs: 0 });
-    }
     if (!this.#steps.onNodes.onNodes(service)) this.#steps.onNodes.forget(key);
     return this.#pass.ensure(service);
   }

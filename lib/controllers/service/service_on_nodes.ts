@@ -1,8 +1,11 @@
 /**
  * Steps 3–5 of a pass over a Service in node-address mode (`node_address_plan.ts`): find the public addresses of the
  * servers behind its nodes (the account's server list, cached with the placement's facts), plan the ingress, write it.
- * Nothing is written to Ankra Cloud; no finalizer is added, since nothing outside the cluster has to go with the
- * Service. Which nodes each Service was last published on, and which are draining, is kept here between passes.
+ * Nothing is written to Ankra Cloud — but for a Service that had an Ankra load balancer before it moved to this mode:
+ * that one is retired first (deleted, or released with `preserve-on-delete`), once per Service and process. The
+ * cleanup finalizer is added as upstream's service controller adds it to every Service it serves (Kubernetes' e2e
+ * checks it), so deleting the Service or changing its type clears its status through the usual cleanup pass. Which
+ * nodes each Service was last published on, and which are draining, is kept here between passes.
  *
  * @module
  */
@@ -22,6 +25,9 @@ import type { ReconcileResult } from "../../runtime/work_queue.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import type { PassReport } from "./pass_report.ts";
 import type { PlacementFacts } from "./placement_facts.ts";
+import type { ServiceCleanup } from "./service_cleanup.ts";
+import { loadBalancerLabels, loadBalancerName } from "../../provider/service/load_balancer_names.ts";
+import { FINALIZER } from "../../provider/service/service_plan.ts";
 
 /** A server newly seen behind a node is looked up in a list at most this old. */
 const NEW_SERVER_MAX_AGE_MS = 30_000;
@@ -34,8 +40,14 @@ interface ServiceOnNodesOptions {
   nodes: StoreReader<SlimNode>;
   /** The Services (the other node-address Services' claims). */
   services: StoreReader<SlimService>;
-  /** Where the ingress is written. */
-  writes: Pick<ServiceWriter, "writeIngress">;
+  /** Where the ingress and the finalizer are written. */
+  writes: Pick<ServiceWriter, "writeIngress" | "setFinalizer">;
+  /** Retires the load balancer a Service had before it moved to node-address mode. */
+  cleanup: Pick<ServiceCleanup, "retireDedicated">;
+  /** `--cluster-name` (the names and labels of the Services' load balancers). */
+  clusterName: string;
+  /** Look again after this long while that load balancer is being deleted. */
+  deletePollMs: number;
   /** `--node-address-reserved-ports`. */
   reserved: readonly ReservedRange[];
   /** `--member-drain-period`, milliseconds. */
@@ -53,6 +65,8 @@ export class ServiceOnNodes {
   readonly #published = new Map<string, string[]>();
   /** The nodes draining from each Service's ingress: node → since (epoch ms), by Service key. */
   readonly #leaving = new Map<string, Map<string, number>>();
+  /** Services whose former load balancer is known to be gone (looked up once per process and move). */
+  readonly #noLoadBalancer = new Set<string>();
 
   /** Keeps `options`. */
   constructor(options: ServiceOnNodesOptions) {
@@ -63,6 +77,7 @@ export class ServiceOnNodes {
   forget(key: string): void {
     this.#published.delete(key);
     this.#leaving.delete(key);
+    this.#noLoadBalancer.delete(key);
   }
 
   /** True when `service` is served in node-address mode (its annotations read alone; invalid ones count as not). */
@@ -106,6 +121,17 @@ export class ServiceOnNodes {
   async ensure(report: PassReport, intent: ServiceIntent, style: IngressStyle): Promise<ReconcileResult> {
     const { service } = report;
     const options = this.#options;
+    if (!this.#noLoadBalancer.has(intent.key)) {
+      // Moved from an Ankra load balancer: that one goes first (its address stays until the nodes' are written).
+      const retiring = await options.cleanup.retireDedicated(report, {
+        key: intent.key,
+        labels: loadBalancerLabels(options.clusterName, service.namespace, service.name),
+        name: loadBalancerName(options.clusterName, service.namespace, service.name),
+      });
+      if (retiring) return { requeueAfterMs: options.deletePollMs };
+      this.#noLoadBalancer.add(intent.key);
+    }
+    if (!service.finalizers.includes(FINALIZER)) await options.writes.setFinalizer(service, FINALIZER, true);
     const plan = planNodeAddresses({
       service,
       candidates: intent.nodes,

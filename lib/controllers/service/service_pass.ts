@@ -127,8 +127,9 @@ export class ServicePass {
       report.event("service", "Warning", "UnAvailableLoadBalancer", "There are no available nodes for LoadBalancer");
     }
     if (intent.mode === "node-addresses") {
-      // Node-address mode: the nodes' own addresses, no load balancer to move, find or plan.
+      // Node-address mode: off an edge or share group it left, then the nodes' own addresses (no load balancer).
       try {
+        if (await this.#leave(report, intent)) return { requeueAfterMs: this.#settings.provisioningPollMs };
         return await this.#steps.onNodes.ensure(report, intent, this.ingressStyle(report.service, intent.settings));
       } catch (cause) {
         throw report.failed("ensure", cause);

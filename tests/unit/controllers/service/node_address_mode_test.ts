@@ -1,8 +1,9 @@
 /**
  * Node-address mode through the service controller (fakes on the Kubernetes side, the in-process simulator with the
  * real client on the Ankra side): the Service's ingress is its nodes' public addresses, and the controller makes no
- * Ankra write at all — no load balancer, no finalizer; a refused port says why in its Ready condition; a Service moved
- * from an Ankra load balancer to node-address mode has its load balancer deleted.
+ * Ankra write at all — no load balancer (the cleanup finalizer, as upstream adds it, clears the status when the Service
+ * goes); a refused port says why in its Ready condition; a Service moved from an Ankra load balancer to node-address
+ * mode has its load balancer deleted.
  */
 import assert from "node:assert/strict";
 import { eventually } from "../../../support/eventually.ts";
@@ -31,7 +32,7 @@ function ankraWrites(env: FakeServiceController): string[] {
     .map((e) => `${e.method} ${e.path}`);
 }
 
-Deno.test("node-address mode: the nodes' public addresses are the ingress, with no Ankra write and no finalizer", async () => {
+Deno.test("node-address mode: the nodes' public addresses are the ingress, with no Ankra write", async () => {
   await using env = await startFakeServiceController();
   addPublicNode(env, "a", 10);
   addPublicNode(env, "b", 11);
@@ -51,7 +52,11 @@ Deno.test("node-address mode: the nodes' public addresses are the ingress, with 
   );
   assert.deepEqual(ankraWrites(env), [], "no Ankra write");
   assert.equal(env.cloud.simulator.sim.loadBalancers.items.size, 0);
-  assert.deepEqual(env.writes.of("setFinalizer"), [], "no finalizer: nothing outside the cluster goes with it");
+  assert.deepEqual(
+    env.writes.of("setFinalizer").map((w) => w.value),
+    [{ finalizer: "service.kubernetes.io/load-balancer-cleanup", present: true }],
+    "the cleanup finalizer, as upstream's service controller adds it",
+  );
   assert.ok(env.providerEvents.reasons().includes("NodeAddressesPublished"));
   // A node that stops being Ready leaves the ingress (no drain period here).
   env.nodes.update("b", (node) => (node.ready = "False"));
@@ -112,7 +117,14 @@ Deno.test("a Service moved from its Ankra load balancer to node-address mode has
   });
   const moved = await eventually(() => {
     const service = env.services.store.get("default/web");
-    return service?.ingress[0]?.ip === "192.0.2.10" && !service.finalizers.length ? service : undefined;
-  }, { what: "the node's address, no finalizer", timeoutMs: 10_000 });
+    return service?.ingress[0]?.ip === "192.0.2.10" ? service : undefined;
+  }, { what: "the node's address", timeoutMs: 10_000 });
   assert.deepEqual(moved.ingress, [{ ip: "192.0.2.10", ipMode: "VIP" }]);
+  // Deleted, the Service's finalizer goes with no further Ankra write.
+  const writes = ankraWrites(env).length;
+  env.services.update("default/web", (service) => (service.deletionTimestamp = "2026-12-04T00:00:00Z"));
+  await eventually(() => !env.services.store.get("default/web")?.finalizers.length || undefined, {
+    what: "the finalizer removed",
+  });
+  assert.equal(ankraWrites(env).length, writes);
 });
