@@ -13,6 +13,9 @@
  * 10 s, the controller killed and upgraded, the API server restarted, the Ankra API down), except what deleting a
  * Node does by itself (kube-proxy exits when its Node is deleted; the node that joins again is initialised again).
  *
+ * Three steps serve Services in node-address mode (`tests/support/real_cluster_node_mode.ts`): on the nodes' public
+ * IPv4, with no load balancer, the client's address kept for Local, UDP, source ranges, a node excluded.
+ *
  * One cluster serves every step (each builds on the one before). Needs root, overlayfs, runc, iptables, skopeo,
  * nsenter, Debian's containernetworking-plugins, Go and gcc (`.ci/run` installs the Debian packages); without them
  * the test is ignored and says why. A failing step prints the kubelets', containerds', kube-proxies', the
@@ -32,6 +35,13 @@ import { describeNodeEvents, runNodeEvents } from "../support/real_cluster_node_
 import { testImageLayout } from "../support/test_image.ts";
 import { memberStates, requestHostname, startRequestStream } from "../support/real_cluster_traffic.ts";
 import type { SupervisedExit } from "../support/supervised_process.ts";
+import {
+  excludedNodeLeaves,
+  localKeepsClientAddress,
+  servesOnBothNodes,
+  sourceRangesEnforced,
+  udpAnswers,
+} from "../support/real_cluster_node_mode.ts";
 
 const NS = "default";
 const APP = "echo";
@@ -290,6 +300,33 @@ Deno.test({
         assert.deepEqual(emptyWhileReady, [], "a moment with a Ready pod and no member");
         assert.ok(await requestHostname(address, 80), "the moved pod does not answer");
       },
+    );
+
+    await step(
+      "node-address mode: a Service on both nodes' public IPv4 is answered by pods on both nodes, no load balancer",
+      async () => {
+        await scale(cluster, APP, 2);
+        await waitFor(
+          "two echo pods Ready",
+          60_000,
+          async () => (await listPods(plane, NS, `app=${APP}`)).filter(podReady).length === 2 || undefined,
+        );
+        await servesOnBothNodes(cluster, APP);
+      },
+    );
+
+    await step(
+      "node-address mode: Local keeps the client's address, UDP answers, source ranges admit the host and drop a pod",
+      async () => {
+        await localKeepsClientAddress(cluster, LOCAL);
+        await udpAnswers(cluster, APP);
+        await sourceRangesEnforced(cluster, APP);
+      },
+    );
+
+    await step(
+      "node-address mode: a node excluded from load balancers leaves the ingress, the other keeps answering",
+      () => excludedNodeLeaves(cluster),
     );
 
     await step(

@@ -17,7 +17,7 @@ const CONTROLLER_MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 /**
  * The simulator's world: the test seed with the plan's network and one server per node, with the plan's public IPv6
- * (and the account's load balancer `certificates`, when given).
+ * and IPv4 (and the account's load balancer `certificates`, when given).
  */
 export function clusterSeed(t: ClusterTopology, certificates?: Seed["certificates"]): Seed {
   return testSeed({
@@ -29,6 +29,7 @@ export function clusterSeed(t: ClusterTopology, certificates?: Seed["certificate
         hostname: n.name,
         zone: "de-fsn1",
         public_ipv6: n.publicIp6,
+        public_ipv4: n.publicIp4,
         interfaces: [{ network_id: "net-1", address: n.ip }],
       })
     ),

@@ -141,6 +141,21 @@ export const KNOWN_PRODUCT_GAPS: (NamedSkip & { failure: string })[] = [
   },
 ];
 
+/**
+ * How the controller serves the tests' Services in a run: with Ankra load balancers (the default), or on the nodes'
+ * own addresses (`--default-load-balancer-mode=node-addresses`, docs/node-addresses.md).
+ */
+export type E2eMode = "load-balancer" | "node-addresses";
+
+/**
+ * The skips and known gaps of a run in `mode`. In node-address mode kube-proxy answers on the nodes' addresses, so
+ * what an Ankra load balancer cannot do (UDP, source ranges, no NodePorts, the client's address with `Local`) runs
+ * there: nothing is skipped but the long tests, and no failure is expected.
+ */
+export function modeLists(mode: E2eMode): { skips: NamedSkip[]; gaps: typeof KNOWN_PRODUCT_GAPS } {
+  return mode === "load-balancer" ? { skips: NAMED_SKIPS, gaps: KNOWN_PRODUCT_GAPS } : { skips: [], gaps: [] };
+}
+
 /** The focus of the run. */
 export const E2E_FOCUS = "\\[Feature:LoadBalancer\\]";
 
@@ -166,11 +181,14 @@ export interface E2eRun {
   narrow?: string;
   /** Run the {@linkcode LONG_TESTS} too (`deno task e2e`). */
   all?: boolean;
+  /** How the controller serves the Services (default `load-balancer`). */
+  mode?: E2eMode;
 }
 
-/** The tests a run skips: the named ones, and the long ones unless `all`. */
-export function skipsOf(all: boolean): NamedSkip[] {
-  return all ? NAMED_SKIPS : [...NAMED_SKIPS, ...LONG_TESTS];
+/** The tests a run skips: the named ones of its mode, and the long ones unless `all`. */
+export function skipsOf(all: boolean, mode: E2eMode = "load-balancer"): NamedSkip[] {
+  const { skips } = modeLists(mode);
+  return all ? skips : [...skips, ...LONG_TESTS];
 }
 
 /** The command line of `e2e.test` for the LoadBalancer subset. */
@@ -180,7 +198,7 @@ export function e2eArgs(run: E2eRun): string[] {
     `--kubeconfig=${run.kubeconfig}`,
     `--kubectl-path=${run.kubectlPath}`,
     `--ginkgo.focus=${E2E_FOCUS}${run.narrow ? `.*(${run.narrow})` : ""}`,
-    `--ginkgo.skip=${skipRegex(skipsOf(run.all ?? false))}`,
+    `--ginkgo.skip=${skipRegex(skipsOf(run.all ?? false, run.mode))}`,
     "--ginkgo.no-color",
     "--ginkgo.v",
     `--ginkgo.junit-report=${run.reportDir}/junit_loadbalancer.xml`,
@@ -246,8 +264,8 @@ export function e2eSummary(cases: E2eCase[]): string {
 }
 
 /** Why a skipped test was skipped: the named skip it matches, else ginkgo's own message (a run-time skip). */
-export function skipReason(testCase: E2eCase): string {
-  const named = [...NAMED_SKIPS, ...LONG_TESTS].find((s) => testCase.name.includes(s.pattern));
+export function skipReason(testCase: E2eCase, mode: E2eMode = "load-balancer"): string {
+  const named = [...modeLists(mode).skips, ...LONG_TESTS].find((s) => testCase.name.includes(s.pattern));
   return named
     ? `${named.reason} (${named.source})`
     : `skipped by the test itself: ${testCase.message || "no message"}`;
@@ -257,10 +275,10 @@ export function skipReason(testCase: E2eCase): string {
  * The failures that fail the run: every failed test not in {@linkcode KNOWN_PRODUCT_GAPS} (or failing with another
  * message), and every known gap that passed (take it off the list). The run checks {@linkcode suiteChanges} beside.
  */
-export function unexpectedOutcomes(cases: E2eCase[]): string[] {
+export function unexpectedOutcomes(cases: E2eCase[], mode: E2eMode = "load-balancer"): string[] {
   const out: string[] = [];
   for (const c of cases) {
-    const gap = KNOWN_PRODUCT_GAPS.find((g) => c.name.includes(g.pattern));
+    const gap = modeLists(mode).gaps.find((g) => c.name.includes(g.pattern));
     if (c.status === "failed" && !(gap && c.message.includes(gap.failure))) out.push(`failed: ${c.name}: ${c.message}`);
     if (c.status === "passed" && gap) out.push(`passed, take it off KNOWN_PRODUCT_GAPS: ${c.name}`);
   }
@@ -268,7 +286,7 @@ export function unexpectedOutcomes(cases: E2eCase[]): string[] {
 }
 
 /** Why a known gap failed, for the report; undefined for other tests. */
-export function knownGap(testCase: E2eCase): string | undefined {
-  const gap = KNOWN_PRODUCT_GAPS.find((g) => testCase.name.includes(g.pattern));
+export function knownGap(testCase: E2eCase, mode: E2eMode = "load-balancer"): string | undefined {
+  const gap = modeLists(mode).gaps.find((g) => testCase.name.includes(g.pattern));
   return gap && testCase.status === "failed" ? `known product gap: ${gap.reason} (${gap.source})` : undefined;
 }

@@ -7,7 +7,8 @@
  *                   routes to the cloud (10.98.0.2) for the node network, the pod ranges and the public ranges, each
  *                   with a `blackhole … metric 4000` backstop underneath
  *     ccm-cloud     the simulator (API and data plane)    c0 10.98.0.2/30 fd98::2/64; bridge br0 10.97.0.1/24 holding
- *                   one veth per node; routes to each node's pod range via its node; NO default route
+ *                   one veth per node; routes to each node's pod range and public IPv4 via its node; NO default
+ *                   route
  *     ccm-node-<x>  containerd, kubelet, kube-proxy, pods   eth0 10.97.0.<n>/24, default via 10.97.0.1; the other
  *                   nodes' pod ranges via their nodes; cni0 = the bridge plugin's gateway of its pod range
  *
@@ -32,6 +33,11 @@ export interface NodePlan {
    * node's `eth0`: a kubelet given both families' node IPs names it, as k3s's `--kubelet-arg=node-ip=<v4>,<v6>` does.
    */
   publicIp6: string;
+  /**
+   * Its server's public IPv4 (seeded, in {@linkcode SERVER_PUBLIC_IPV4_RANGE}), on the node's `eth0` as a /32 and
+   * routed to the node by the cloud: what node-address mode publishes for an IPv4 Service.
+   */
+  publicIp4: string;
   /** The pod range its bridge plugin allocates from (a /24). */
   podCidr: string;
   /** The bridge port in the cloud namespace (the peer of the node's `eth0`). */
@@ -71,6 +77,13 @@ export interface ClusterTopology {
  */
 export const PUBLIC_IPV4_RANGES = ["198.51.100.0/24"];
 
+/**
+ * The range of the servers' public IPv4 addresses: outside the simulator's load balancer range (whose addresses its
+ * data plane makes local in the cloud namespace) and outside 192.0.2.0/24, which some of these machines use for their
+ * own uplink.
+ */
+export const SERVER_PUBLIC_IPV4_RANGE = "198.18.0.0/24";
+
 /** The private network's ULA /64. */
 const NODE_NETWORK6 = "fd97:0:0:1::/64";
 
@@ -94,13 +107,14 @@ export function clusterTopology(nodeNames: string[], prefix = "ccm"): ClusterTop
     nodeNetwork6: NODE_NETWORK6,
     gatewayIp: "10.97.0.1",
     clusterCidr: "10.244.0.0/16",
-    publicRanges: [...PUBLIC_IPV4_RANGES, "2001:db8::/32"],
+    publicRanges: [...PUBLIC_IPV4_RANGES, SERVER_PUBLIC_IPV4_RANGE, "2001:db8::/32"],
     nodes: nodeNames.map((name, i) => ({
       name,
       netns: `${prefix}-node-${i}`,
       ip: `10.97.0.${i + 2}`,
       ip6: addressInPrefix(parsePrefix(NODE_NETWORK6)!, parseIp(`10.97.0.${i + 2}`)!.value).text,
       publicIp6: `2001:db8:ff:${i.toString(16)}::1`,
+      publicIp4: `198.18.0.${i + 10}`,
       podCidr: `10.244.${i + 1}.0/24`,
       cloudPort: `${prefix.slice(0, 4)}-n${i}`,
     })),
@@ -159,12 +173,14 @@ export function setupCommands(t: ClusterTopology): string[][] {
     cmds.push(inNode("addr", "add", `${node.ip}/24`, "dev", "eth0"));
     // The server's public IPv6 too, as on an Ankra server: a kubelet given both families' node IPs must find both.
     cmds.push(inNode("-6", "addr", "add", `${node.publicIp6}/128`, "dev", "eth0", "nodad"));
+    cmds.push(inNode("addr", "add", `${node.publicIp4}/32`, "dev", "eth0"));
     cmds.push(inNode("link", "set", "eth0", "up"));
     cmds.push(inNode("route", "add", "default", "via", t.gatewayIp));
     for (const other of t.nodes) {
       if (other !== node) cmds.push(inNode("route", "add", other.podCidr, "via", other.ip));
     }
     cmds.push(inCloud("route", "add", node.podCidr, "via", node.ip));
+    cmds.push(inCloud("route", "add", `${node.publicIp4}/32`, "via", node.ip));
   }
   for (const range of hostRoutedRanges(t)) {
     cmds.push(

@@ -122,6 +122,11 @@ Deno.test("the schema's cluster name, network, zone and metrics mode are exactly
       ["delegated", "none", "open", "Delegated"],
       (value) => controllerAccepts([`--metrics-authorization=${value}`]),
     ],
+    [
+      "loadBalancer.defaultMode",
+      ["load-balancer", "node-addresses", "nodes", "Node-Addresses", ""],
+      (value) => controllerAccepts([`--default-load-balancer-mode=${value}`]),
+    ],
   ];
   for (const [path, samples, toController] of cases) {
     for (const sample of samples) {
@@ -143,6 +148,13 @@ Deno.test("what the schema accepts for the API URL, HA mode and verbosity, the c
       (value) => controllerAccepts([], { ANKRA_CLOUD_LOAD_BALANCER_HIGH_AVAILABILITY: String(value) }),
     ],
     ["logVerbosity", [0, 2, 10, 11, -1], (value) => controllerAccepts([`--v=${value}`])],
+    [
+      // Empty renders no flag (the controller's list). A range whose end is below its start passes the schema and is
+      // refused by the controller with the item named: JSON Schema cannot compare two numbers of one string.
+      "loadBalancer.nodeAddressReservedPorts",
+      ["", "none", "NONE", "22", "22,2379-2380,8472/udp", "1-10/udp, 30/sctp", "0", "65536", "22,", "abc", "80/icmp"],
+      (value) => controllerAccepts(value === "" ? [] : [`--node-address-reserved-ports=${value}`]),
+    ],
   ];
   for (const [path, samples, toController] of cases) {
     for (const sample of samples) {
@@ -153,4 +165,7 @@ Deno.test("what the schema accepts for the API URL, HA mode and verbosity, the c
   assert.ok(!schemaAccepts("api.url", "http://cloud.example"), "plain http only to loopback, as the controller says");
   assert.ok(schemaAccepts("api.url", "http://127.0.0.1:8787"), "a local simulator");
   assert.ok(!schemaAccepts("logVerbosity", 11));
+  for (const value of ["0", "65536", "22,", "80/icmp"]) {
+    assert.ok(!schemaAccepts("loadBalancer.nodeAddressReservedPorts", value), value);
+  }
 });

@@ -13,8 +13,10 @@ import {
 import { realClusterBlockers } from "../../support/real_cluster_host.ts";
 import { REAL_NODE_COMMANDS } from "../../support/real_node_host.ts";
 import {
+  e2eArgs,
   e2eSummary,
   LOAD_BALANCER_TESTS,
+  modeLists,
   NAMED_SKIPS,
   readJunit,
   skipReason,
@@ -35,7 +37,9 @@ Deno.test("every range the cluster uses is blackholed on the host before anythin
   const first = cloudNamespaceCommands(t).map((args) => args.join(" "));
   assert.deepEqual(first.slice(0, backstops.length), backstops, "the backstops come first");
   // Only documentation, private and ULA ranges: nothing the host's default routes would carry elsewhere.
-  for (const range of hostRoutedRanges(t)) assert.match(range, /^(10\.(97|98|244)\.|198\.51\.100\.|2001:db8::)/);
+  for (const range of hostRoutedRanges(t)) {
+    assert.match(range, /^(10\.(97|98|244)\.|198\.51\.100\.|198\.18\.0\.|2001:db8::)/);
+  }
   // 203.0.113.0/24 holds this machine's package and module proxy (203.0.113.80): never routed into the test.
   assert.ok(!hostRoutedRanges(t).some((r) => r.startsWith("203.0.113.")));
 });
@@ -149,6 +153,28 @@ Deno.test("a known product gap passes the run only while it fails with its own m
   assert.equal(unexpectedOutcomes([{ ...gap, message: "timed out" }]).length, 1);
   assert.match(unexpectedOutcomes([{ ...gap, status: "passed" }])[0], /take it off/);
   assert.match(unexpectedOutcomes([{ name: other, status: "failed", seconds: 1, message: "x" }])[0], /^failed:/);
+});
+
+Deno.test("in node-address mode the e2e run skips only the long tests and expects no failure", () => {
+  const args = e2eArgs({ kubeconfig: "k", kubectlPath: "kubectl", reportDir: "r", mode: "node-addresses" });
+  const skip = new RegExp(args.find((a) => a.startsWith("--ginkgo.skip="))!.slice("--ginkgo.skip=".length));
+  for (const text of ["of a UDP service", "source ranges", "without NodePort", "should work for type=LoadBalancer"]) {
+    assert.ok(!skip.test(`[sig-network] LoadBalancers [Feature:LoadBalancer] ${text}`), `${text} runs`);
+  }
+  assert.ok(
+    skip.test("should not have connectivity disruption during rolling update with externalTrafficPolicy=Local"),
+    "the long tests stay with deno task e2e",
+  );
+  const sourceIp = {
+    name: "[sig-network] LoadBalancers ExternalTrafficPolicy: Local [Feature:LoadBalancer] should work for " +
+      "type=LoadBalancer [Slow]",
+    status: "failed" as const,
+    seconds: 1,
+    message: "Source IP was NOT preserved",
+  };
+  assert.deepEqual(unexpectedOutcomes([sourceIp]), [], "a known gap with a load balancer");
+  assert.equal(unexpectedOutcomes([sourceIp], "node-addresses").length, 1, "a failure on the nodes' addresses");
+  assert.equal(modeLists("node-addresses").skips.length, 0);
 });
 
 Deno.test("a LoadBalancer e2e suite renamed, split or grown upstream is reported, not silently run or skipped", () => {
