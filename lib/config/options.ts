@@ -190,8 +190,10 @@ export const OPTIONS = {
   memberDrainPeriod: duration({
     flag: "member-drain-period",
     default: "30s",
-    help: "a node that stops being a load balancer member first gets weight 0 (no new connections, open ones " +
-      "continue) and leaves after this long; 0 removes it at once",
+    help: "a node that stops being a load balancer member first gets weight 0 and leaves after this long: it gets " +
+      "no new connections, and open ones continue until they end or the load balancer's reload hard stop " +
+      "(HAProxy's hard-stop-after, counted from the change) ends them; a node that stops serving a node-address " +
+      "Service stays in its status this long; 0 removes it at once",
   }, { minMs: 0, maxMs: 3_600_000 }),
   sweepLeakedLoadBalancers: bool({
     flag: "sweep-leaked-load-balancers",

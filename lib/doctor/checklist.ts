@@ -3,7 +3,8 @@
  * (because an earlier read failed or the configuration lacks what it needs) is skipped with the reason.
  *
  * Order: configuration; the Ankra Cloud API (reachable, token valid, operate, billing, quota); the Kubernetes API;
- * nodes (matched, kubelet flag); the private network; zones; k3s (ServiceLB, cloud controller); Leases; RBAC.
+ * nodes (matched, kubelet flag); the private network; zones; k3s (ServiceLB, cloud controller); node-address mode
+ * (only when a Service uses it or it is the default); Leases; RBAC.
  *
  * @module
  */
@@ -63,6 +64,7 @@ import {
   zonesToCheck,
 } from "./placement_checks.ts";
 import { KUBE_PROXY_NODE_IPS, kubeProxyNodeIpsFinding } from "./node_ip_checks.ts";
+import { NODE_ADDRESSES, nodeAddressesFinding, nodeAddressModeInUse } from "./node_address_checks.ts";
 import { type CheckName, type Finding, skip } from "./report.ts";
 
 /** Everything the checklist is made from. */
@@ -220,6 +222,22 @@ export function checklist(input: ChecklistInput): Finding[] {
   // k3s.
   findings.push(nodeList ? serviceLbFinding(nodeList) : skipped(K3S_SERVICELB, nodesWhy));
   findings.push(nodeList ? k3sCloudControllerFinding(nodeList) : skipped(K3S_CLOUD_CONTROLLER, nodesWhy));
+
+  // Node-address mode: only when a Service uses it, or it is the default.
+  const services = clusterWhy ? undefined : cluster?.services;
+  const serviceList = services?.ok ? services.value : undefined;
+  if (settings && nodeAddressModeInUse(serviceList, settings)) {
+    const servicesWhy = clusterWhy ??
+      (!services
+        ? "the Services were not listed"
+        : !services.ok
+        ? `the Services cannot be listed: ${services.failure.message}`
+        : "");
+    const finding = nodeList
+      ? nodeAddressesFinding({ settings, services: serviceList, servicesWhy, nodes: nodeList, matches, serversWhy })
+      : skipped(NODE_ADDRESSES, nodesWhy);
+    if (finding) findings.push(finding);
+  }
 
   // Leases.
   if (clusterWhy || !cluster || !settings) {

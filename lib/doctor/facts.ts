@@ -27,7 +27,9 @@ import { DOCTOR_PROBE_LABEL } from "../ankra_names.ts";
 import type { Network, Server, ZoneCapabilities } from "../cloud/client.ts";
 import type { CreateLoadBalancerInput } from "../cloud/load_balancers.ts";
 import type { Config } from "../config/config.ts";
-import type { SlimNode } from "../kube/slim.ts";
+import type { SlimNode, SlimService } from "../kube/slim.ts";
+import type { ServingMode } from "../provider/service/annotations.ts";
+import type { ReservedRange } from "../provider/service/reserved_ports.ts";
 import type { HighAvailabilityMode } from "../provider/service/service_plan.ts";
 import { objectKey } from "../kube/object_key.ts";
 
@@ -53,6 +55,14 @@ export interface DoctorSettings {
   delegatedAuthorization: boolean;
   /** `--cluster-name`. */
   clusterName: string;
+  /** `--default-load-balancer-mode`; undefined: load-balancer. */
+  defaultLoadBalancerMode?: ServingMode;
+  /** `--load-balancer-class`: which Services the controller serves besides class-less ones. */
+  loadBalancerClass?: string;
+  /** `--require-load-balancer-class`. */
+  requireLoadBalancerClass?: boolean;
+  /** `--node-address-reserved-ports`, parsed; undefined: not checked. */
+  nodeAddressReservedPorts?: readonly ReservedRange[];
 }
 
 /** The checks' settings from a configuration. */
@@ -68,6 +78,10 @@ export function doctorSettings(config: Config): DoctorSettings {
     leaseNamespace: config.leaderElectResourceNamespace,
     delegatedAuthorization: config.metricsAuthorization === "delegated",
     clusterName: config.clusterName,
+    defaultLoadBalancerMode: config.defaultLoadBalancerMode,
+    loadBalancerClass: config.loadBalancerClass,
+    requireLoadBalancerClass: config.requireLoadBalancerClass,
+    nodeAddressReservedPorts: config.nodeAddressReservedPorts,
   };
 }
 
@@ -179,12 +193,29 @@ export interface ClusterFacts {
   version?: Fetched<string>;
   /** Every Node, slimmed. */
   nodes?: Fetched<SlimNode[]>;
+  /** Every Service, slimmed, with what MetalLB wrote on it (for the node-address check). */
+  services?: Fetched<ServiceFacts[]>;
   /** The `kube-system` namespace's UID: the cluster's identity on its load balancers. */
   clusterUid?: Fetched<string>;
   /** Leases asked about by `namespace/name`; `null` when the Lease does not exist. */
   leases: Record<string, Fetched<LeaseFacts | null>>;
   /** One `SelfSubjectAccessReview` answer per permission the controller needs. */
   access?: Fetched<AccessAnswer[]>;
+}
+
+/**
+ * The annotation MetalLB's controller writes on every Service it gives an address (`metallb.io/…` since MetalLB moved
+ * its API group, `metallb.universe.tf/…` before): proof that MetalLB runs and serves that Service.
+ */
+export const METALLB_ALLOCATION_ANNOTATIONS = [
+  "metallb.io/ip-allocated-from-pool",
+  "metallb.universe.tf/ip-allocated-from-pool",
+] as const;
+
+/** A Service as the doctor reads it: the controller's slim view, and MetalLB's mark on it. */
+export interface ServiceFacts extends SlimService {
+  /** `<annotation>=<pool>` of {@linkcode METALLB_ALLOCATION_ANNOTATIONS}, when MetalLB gave the Service an address. */
+  metalLbAllocation?: string;
 }
 
 /** The key of a Lease in {@linkcode ClusterFacts.leases}. */

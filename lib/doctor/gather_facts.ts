@@ -10,8 +10,10 @@
  * ANKRA_CLOUD_ZONE.
  *
  * Kubernetes: an unauthenticated `GET /version` (reachability, TLS), a SelfSubjectReview (who; 401 when the
- * credentials are refused), `GET /version`, `list nodes`, `get` of three Leases, and one SelfSubjectAccessReview
- * per permission the controller needs.
+ * credentials are refused), `GET /version`, `list nodes`, `list services`, `get` of three Leases, and one
+ * SelfSubjectAccessReview per permission the controller needs. Only what the controller itself may read: `list
+ * services` is in its ClusterRole, Deployments and Pods are not, so MetalLB is recognised by the annotation it writes
+ * on the Services it serves, not by its Deployment in `metallb-system`.
  *
  * Reachability is one unauthenticated GET whose answer (any HTTP status) proves the name resolves, the port is open
  * and TLS is trusted; without an answer, the error's whole cause chain is kept and classified, so a certificate
@@ -20,14 +22,14 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { AnkraCloudClient, Network } from "../cloud/client.ts";
 import { CloudApiError } from "../cloud/errors.ts";
 import { causeChain } from "../error_text.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";
-import { slimNode } from "../kube/slim.ts";
+import { slimNode, slimService } from "../kube/slim.ts";
 import { redact } from "../log.ts";
 import { kubeTrustedCertificates, systemCaCertificates } from "../tls.ts";
 import { USER_AGENT } from "../version.ts";
@@ -44,11 +46,13 @@ import {
   K3S_CLOUD_CONTROLLER_LEASE,
   type LeaseFacts,
   leaseKey,
+  METALLB_ALLOCATION_ANNOTATIONS,
   OPERATE_PROBE,
   type ProbeOutcome,
   type Reachability,
   type ReadFailure,
   selfSubjectAccessReview,
+  type ServiceFacts,
   type UnreachableKind,
   UPSTREAM_CLOUD_CONTROLLER_LEASE,
 } from "./facts.ts";
@@ -215,6 +219,18 @@ async function getLease(kube: KubeClient, namespace: string, name: string): Prom
   }
 }
 
+/**
+ * A Service as the doctor keeps it: the controller's slim view (which drops other controllers' annotations) and
+ * MetalLB's allocation annotation, if it has one.
+ */
+export function serviceFacts(service: V1Service): ServiceFacts {
+  const facts: ServiceFacts = slimService(service);
+  const annotations = service.metadata?.annotations ?? {};
+  const key = METALLB_ALLOCATION_ANNOTATIONS.find((name) => annotations[name] !== undefined);
+  if (key) facts.metalLbAllocation = `${key}=${annotations[key]}`;
+  return facts;
+}
+
 /** Everything the doctor reads from the Kubernetes API. */
 async function gatherClusterFacts(access: ClusterAccess, settings: DoctorSettings): Promise<ClusterFacts> {
   const { client, connection } = access;
@@ -246,9 +262,10 @@ async function gatherClusterFacts(access: ClusterAccess, settings: DoctorSetting
     [settings.leaseNamespace, settings.leaseName],
   ];
   const checks = accessChecks(settings);
-  const [version, nodes, leases, reviews, clusterUid] = await Promise.all([
+  const [version, nodes, services, leases, reviews, clusterUid] = await Promise.all([
     read(async () => (await client.get<{ gitVersion?: string }>("/version")).gitVersion ?? "unknown"),
     read(async () => (await client.list<V1Node>("/api/v1/nodes")).items.map(slimNode)),
+    read(async () => (await client.list<V1Service>("/api/v1/services")).items.map(serviceFacts)),
     Promise.all(
       leaseNames.map(async ([namespace, name]) => [namespace, name, await getLease(client, namespace, name)]),
     ),
@@ -270,6 +287,7 @@ async function gatherClusterFacts(access: ClusterAccess, settings: DoctorSetting
   ]);
   facts.version = version;
   facts.nodes = nodes;
+  facts.services = services;
   facts.access = reviews;
   facts.clusterUid = clusterUid;
   for (const [namespace, name, lease] of leases as [string, string, Fetched<LeaseFacts | null>][]) {

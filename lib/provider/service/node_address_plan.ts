@@ -83,7 +83,7 @@ export interface NodeAddressInput {
 }
 
 /** Why a node-address Service is not served. */
-export type NodeAddressRefusal = "PortReserved" | "PortConflict" | "NoNodeAddresses";
+type NodeAddressRefusal = "PortReserved" | "PortConflict" | "NoNodeAddresses";
 
 /** The decision. */
 export type NodeAddressPlan =
