@@ -175,6 +175,21 @@ Deno.test("in node-address mode the e2e run skips only the long tests and expect
   assert.deepEqual(unexpectedOutcomes([sourceIp]), [], "a known gap with a load balancer");
   assert.equal(unexpectedOutcomes([sourceIp], "node-addresses").length, 1, "a failure on the nodes' addresses");
   assert.equal(modeLists("node-addresses").skips.length, 0);
+  // The README's command runs there only what the load-balancer run cannot pass.
+  const focus = new RegExp(args.find((a) => a.startsWith("--ginkgo.focus="))!.slice("--ginkgo.focus=".length));
+  assert.ok(
+    focus.test(
+      "[sig-network] LoadBalancers [Feature:LoadBalancer] should be able to change the type and ports of a UDP service",
+    ),
+  );
+  assert.ok(!focus.test("[sig-network] LoadBalancers [Feature:LoadBalancer] should work from pods"));
+  assert.match(
+    skipReason(
+      { name: "… [Feature:LoadBalancer] should work from pods", status: "skipped", seconds: 0, message: "" },
+      "node-addresses",
+    ),
+    /passes in the load-balancer run/,
+  );
 });
 
 Deno.test("a LoadBalancer e2e suite renamed, split or grown upstream is reported, not silently run or skipped", () => {
