@@ -6,9 +6,9 @@
 #                   live there; the other suites are left out to halve the compile)
 #   agnhost-image/  an OCI layout tagged as that version's e2e asks for agnhost (test/utils/image/manifest.go: 2.59 at
 #                   v1.35, 2.66.1 at v1.37.2): the agnhost binary from k8s.io/kubernetes/test/images/agnhost (CGO off)
-#                   plus, when Debian's busybox-static is installed, busybox's applets, the host's curl, dash and
-#                   OpenBSD's nc with the libraries they link (the e2e tests exec `sh -c "... nc ..."` and `curl` in
-#                   agnhost pods)
+#                   plus, when Debian's busybox-static is installed, busybox's applets, the host's curl, GNU wget,
+#                   dash and OpenBSD's nc with the libraries they link (the e2e tests exec `sh -c "... nc ..."`,
+#                   `wget -T 5` and `curl` in agnhost pods)
 #   coredns-image/  an OCI layout tagged $COREDNS_VERSION of CoreDNS (github.com/coredns/coredns), the cluster's DNS
 # Prints the directory holding them on stdout (progress and timings go to stderr).
 #
@@ -19,7 +19,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/go_build.sh"
 
 K8S_VERSION="${K8S_VERSION:-$KUBERNETES_VERSION}"
-RECIPE=6 # bump when the recipe below changes, so caches are rebuilt
+RECIPE=8 # bump when the recipe below changes, so caches are rebuilt
 
 log() { printf 'e2e-binaries: %s\n' "$*" >&2; }
 
@@ -123,6 +123,16 @@ if command -v ldd >/dev/null && command -v curl >/dev/null; then
   copy_with_libs "$(command -v curl)" /usr/bin/curl
 else
   log "no curl or ldd here (Debian packages curl, libc-bin): agnhost has no curl, tests that exec it will fail"
+fi
+# GNU wget: Debian 12's busybox-static 1.35 wget dies of SIGSEGV when given a timeout (`wget -T 5 -qO- <ip>`, the
+# source-ranges test's reachability check from pods; exit 139 on the host as in the pod), without one it works.
+# Its /etc/wgetrc says `tries = 1`, as busybox's wget tries: GNU wget's default of 20 tries made each expected refusal
+# (`wget -T 5` from a pod a source range drops) take 4 minutes.
+if command -v ldd >/dev/null && command -v wget >/dev/null; then
+  copy_with_libs "$(command -v wget)" /bin/wget
+  mkdir -p "$root/etc" && printf 'tries = 1\n' >"$root/etc/wgetrc"
+else
+  log "no wget or ldd here (Debian package wget): agnhost has busybox's wget, whose -T crashes"
 fi
 # dash as /bin/sh: busybox's sh runs its own applets first, so `sh -c "nc …"` would never reach OpenBSD's nc.
 if command -v ldd >/dev/null && [ -x /bin/dash ]; then copy_with_libs /bin/dash /bin/sh; fi

@@ -16,52 +16,61 @@ import {
   createNode,
   doctor,
   healthyWorld,
+  onCleanCluster,
   resetCluster,
   startCloud,
   writesOf,
 } from "../support/doctor_world.ts";
 
-Deno.test("a healthy cluster: every check passes, exit code 0, and only the refused probe is not a read", async () => {
-  await resetCluster();
-  await using cloud = await startCloud();
-  await healthyWorld(cloud);
-  const { report, by, text } = await doctor(cloudEnv(cloud));
-  for (const finding of report.findings) assert.equal(finding.status, "pass", `${finding.id}: ${finding.result}`);
-  assert.equal(report.ok, true);
-  assert.equal(report.findings.length, 17);
-  assert.match(by["api-reachable"].result, /^https:\/\/127\.0\.0\.1:\d+ answered; TLS verified$/);
-  assert.match(by["nodes-matched"].result, /all 2 nodes matched \(1 by providerID, 1 by hostname\)/);
-  assert.match(by["private-network"].result, /share net-1/);
-  assert.equal(by["zone-capabilities"].result, "de-fsn1: HA pair");
-  assert.match(by["rbac"].result, /^test-admin may do all 23 things the controller does$/);
-  assert.match(text, /^ankra-cloud-ccm v[\d.]+ doctor: Ankra Cloud API https:\/\/127\.0\.0\.1:\d+, Kubernetes https:/);
-  assert.match(text, /17 passed, 0 failed, 0 warnings, 0 skipped: ready\n$/);
-  assert.match(by["cluster-name-unique"].result, /^no other cluster.s load balancer carries --cluster-name kubernetes/);
-  const writes = writesOf(cloud);
-  assert.deepEqual(writes.map((w) => [w.operation, w.status]), [["create_load_balancer", 404]]);
-  assert.equal(cloud.simulator.sim.loadBalancers.items.size, 0, "the probe created nothing");
-  await resetCluster();
-});
+Deno.test(
+  "a healthy cluster: every check passes, exit code 0, and only the refused probe is not a read",
+  onCleanCluster(async () => {
+    await using cloud = await startCloud();
+    await healthyWorld(cloud);
+    const { report, by, text } = await doctor(cloudEnv(cloud));
+    for (const finding of report.findings) assert.equal(finding.status, "pass", `${finding.id}: ${finding.result}`);
+    assert.equal(report.ok, true);
+    assert.equal(report.findings.length, 18);
+    assert.match(by["api-reachable"].result, /^https:\/\/127\.0\.0\.1:\d+ answered; TLS verified$/);
+    assert.match(by["nodes-matched"].result, /all 2 nodes matched \(1 by providerID, 1 by hostname\)/);
+    assert.match(by["private-network"].result, /share net-1/);
+    assert.equal(by["zone-capabilities"].result, "de-fsn1: HA pair");
+    assert.match(by["rbac"].result, /^test-admin may do all 23 things the controller does$/);
+    assert.match(
+      text,
+      /^ankra-cloud-ccm v[\d.]+ doctor: Ankra Cloud API https:\/\/127\.0\.0\.1:\d+, Kubernetes https:/,
+    );
+    assert.match(text, /18 passed, 0 failed, 0 warnings, 0 skipped: ready\n$/);
+    assert.match(
+      by["cluster-name-unique"].result,
+      /^no other cluster.s load balancer carries --cluster-name kubernetes/,
+    );
+    const writes = writesOf(cloud);
+    assert.deepEqual(writes.map((w) => [w.operation, w.status]), [["create_load_balancer", 404]]);
+    assert.equal(cloud.simulator.sim.loadBalancers.items.size, 0, "the probe created nothing");
+  }),
+);
 
-Deno.test("a token the API refuses fails, and the checks that need it are skipped; the cluster checks still run", async () => {
-  await resetCluster();
-  await using cloud = await startCloud();
-  await healthyWorld(cloud);
-  const { report, by } = await doctor(
-    cloudEnv(cloud, { ANKRA_CLOUD_TOKEN: "act_bm90LWEta25vd24tdG9rZW4teHh4eHh4eHh4" }),
-  );
-  assert.equal(report.ok, false);
-  assert.equal(by["api-reachable"].status, "pass");
-  assert.equal(by["token-valid"].status, "fail");
-  assert.match(by["token-valid"].result, /invalid or expired \(HTTP 401 on list_zones\)/);
-  for (const id of ["token-operate", "account-can-create", "nodes-matched", "private-network", "zone-capabilities"]) {
-    assert.equal(by[id].status, "skip", id);
-  }
-  assert.equal(by["kubelet-external"].status, "pass");
-  assert.equal(by["rbac"].status, "pass");
-  assert.equal(writesOf(cloud).length, 0, "no probe with a refused token");
-  await resetCluster();
-});
+Deno.test(
+  "a token the API refuses fails, and the checks that need it are skipped; the cluster checks still run",
+  onCleanCluster(async () => {
+    await using cloud = await startCloud();
+    await healthyWorld(cloud);
+    const { report, by } = await doctor(
+      cloudEnv(cloud, { ANKRA_CLOUD_TOKEN: "act_bm90LWEta25vd24tdG9rZW4teHh4eHh4eHh4" }),
+    );
+    assert.equal(report.ok, false);
+    assert.equal(by["api-reachable"].status, "pass");
+    assert.equal(by["token-valid"].status, "fail");
+    assert.match(by["token-valid"].result, /invalid or expired \(HTTP 401 on list_zones\)/);
+    for (const id of ["token-operate", "account-can-create", "nodes-matched", "private-network", "zone-capabilities"]) {
+      assert.equal(by[id].status, "skip", id);
+    }
+    assert.equal(by["kubelet-external"].status, "pass");
+    assert.equal(by["rbac"].status, "pass");
+    assert.equal(writesOf(cloud).length, 0, "no probe with a refused token");
+  }),
+);
 
 Deno.test("an API certificate from an unknown CA fails reachability and points at ANKRA_CLOUD_CA_BUNDLE", async () => {
   await resetCluster();
@@ -77,18 +86,19 @@ Deno.test("an API certificate from an unknown CA fails reachability and points a
   assert.equal(cloud.simulator.sim.log.length, 0, "nothing reached the API");
 });
 
-Deno.test("without a token the configuration fails first; the Kubernetes checks still run", async () => {
-  await resetCluster();
-  await createNode(uniqueName("lonely"));
-  const { report, by } = await doctor({});
-  assert.equal(report.findings[0].id, "configuration");
-  assert.equal(by["configuration"].status, "fail");
-  assert.match(by["configuration"].result, /ANKRA_CLOUD_TOKEN is not set/);
-  assert.equal(by["api-reachable"].status, "skip");
-  assert.equal(by["kubernetes-api"].status, "pass");
-  assert.equal(by["kubelet-external"].status, "pass");
-  assert.equal(by["k3s-servicelb"].status, "pass");
-  assert.equal(by["rbac"].status, "pass");
-  assert.equal(by["nodes-matched"].status, "skip");
-  await resetCluster();
-});
+Deno.test(
+  "without a token the configuration fails first; the Kubernetes checks still run",
+  onCleanCluster(async () => {
+    await createNode(uniqueName("lonely"));
+    const { report, by } = await doctor({});
+    assert.equal(report.findings[0].id, "configuration");
+    assert.equal(by["configuration"].status, "fail");
+    assert.match(by["configuration"].result, /ANKRA_CLOUD_TOKEN is not set/);
+    assert.equal(by["api-reachable"].status, "skip");
+    assert.equal(by["kubernetes-api"].status, "pass");
+    assert.equal(by["kubelet-external"].status, "pass");
+    assert.equal(by["k3s-servicelb"].status, "pass");
+    assert.equal(by["rbac"].status, "pass");
+    assert.equal(by["nodes-matched"].status, "skip");
+  }),
+);

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { permissionFlagsFor } from "../../lib/runtime_permissions.ts";
 import { testControlPlane } from "../support/control_plane.ts";
-import { cloudEnv, healthyWorld, resetCluster, startCloud } from "../support/doctor_world.ts";
+import { cloudEnv, healthyWorld, onCleanCluster, startCloud } from "../support/doctor_world.ts";
 import { READ_ONLY_TOKEN, TEST_TOKEN } from "../support/simulator.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -31,43 +31,45 @@ async function runMain(args: string[], env: Record<string, string>) {
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
-Deno.test("main.ts doctor --kubeconfig --output=json: the documented shape, exit 0, the token nowhere", async () => {
-  await resetCluster();
-  await using cloud = await startCloud();
-  await healthyWorld(cloud);
-  const result = await runMain(
-    ["doctor", `--kubeconfig=${testControlPlane().kubeconfigPath}`, "--output=json"],
-    cloudEnv(cloud),
-  );
-  assert.equal(result.code, 0, result.stdout + result.stderr);
-  const document = JSON.parse(result.stdout);
-  assert.deepEqual(Object.keys(document), ["version", "ok", "findings"]);
-  assert.match(document.version, /^v\d+\.\d+\.\d+/);
-  assert.equal(document.ok, true);
-  assert.equal(document.findings.length, 17);
-  for (const finding of document.findings) {
-    assert.deepEqual(Object.keys(finding), ["id", "title", "status", "result"]);
-    assert.equal(finding.status, "pass");
-  }
-  assert.ok(!result.stdout.includes(TEST_TOKEN) && !result.stderr.includes(TEST_TOKEN));
-  assert.equal(result.stderr, "");
-  await resetCluster();
-});
+Deno.test(
+  "main.ts doctor --kubeconfig --output=json: the documented shape, exit 0, the token nowhere",
+  onCleanCluster(async () => {
+    await using cloud = await startCloud();
+    await healthyWorld(cloud);
+    const result = await runMain(
+      ["doctor", `--kubeconfig=${testControlPlane().kubeconfigPath}`, "--output=json"],
+      cloudEnv(cloud),
+    );
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const document = JSON.parse(result.stdout);
+    assert.deepEqual(Object.keys(document), ["version", "ok", "findings"]);
+    assert.match(document.version, /^v\d+\.\d+\.\d+/);
+    assert.equal(document.ok, true);
+    assert.equal(document.findings.length, 18);
+    for (const finding of document.findings) {
+      assert.deepEqual(Object.keys(finding), ["id", "title", "status", "result"]);
+      assert.equal(finding.status, "pass");
+    }
+    assert.ok(!result.stdout.includes(TEST_TOKEN) && !result.stderr.includes(TEST_TOKEN));
+    assert.equal(result.stderr, "");
+  }),
+);
 
-Deno.test("main.ts doctor with a read-only token prints the checklist with the fix and exits 1", async () => {
-  await resetCluster();
-  await using cloud = await startCloud();
-  await healthyWorld(cloud);
-  const result = await runMain(
-    ["doctor", `--kubeconfig=${testControlPlane().kubeconfigPath}`],
-    cloudEnv(cloud, { ANKRA_CLOUD_TOKEN: READ_ONLY_TOKEN }),
-  );
-  assert.equal(result.code, 1, result.stdout + result.stderr);
-  assert.match(result.stdout, /^ankra-cloud-ccm v[\d.]+ doctor: /);
-  assert.match(result.stdout, /\n✗ API token may make changes \(operate\): the token may not make changes/);
-  assert.match(result.stdout, /\n {4}create an API token with operate permission/);
-  assert.match(result.stdout, /\n✓ RBAC permissions of the controller: /);
-  assert.match(result.stdout, /15 passed, 1 failed, 0 warnings, 1 skipped: fix the failures above/);
-  assert.ok(!result.stdout.includes(READ_ONLY_TOKEN) && !result.stderr.includes(READ_ONLY_TOKEN));
-  await resetCluster();
-});
+Deno.test(
+  "main.ts doctor with a read-only token prints the checklist with the fix and exits 1",
+  onCleanCluster(async () => {
+    await using cloud = await startCloud();
+    await healthyWorld(cloud);
+    const result = await runMain(
+      ["doctor", `--kubeconfig=${testControlPlane().kubeconfigPath}`],
+      cloudEnv(cloud, { ANKRA_CLOUD_TOKEN: READ_ONLY_TOKEN }),
+    );
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout, /^ankra-cloud-ccm v[\d.]+ doctor: /);
+    assert.match(result.stdout, /\n✗ API token may make changes \(operate\): the token may not make changes/);
+    assert.match(result.stdout, /\n {4}create an API token with operate permission/);
+    assert.match(result.stdout, /\n✓ RBAC permissions of the controller: /);
+    assert.match(result.stdout, /16 passed, 1 failed, 0 warnings, 1 skipped: fix the failures above/);
+    assert.ok(!result.stdout.includes(READ_ONLY_TOKEN) && !result.stderr.includes(READ_ONLY_TOKEN));
+  }),
+);

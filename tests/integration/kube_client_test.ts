@@ -288,27 +288,33 @@ Deno.test("watches deliver bookmarks that carry the resourceVersion (1.35+), and
   const client = adminClient();
   try {
     const version = await client.get<{ minor: string }>("/version");
-    // From "0" the apiserver sends the current state; 1.35 and later follow it with a bookmark at once. 1.33 (the
+    // From "0" the apiserver sends the current state; 1.35 and later follow it with a bookmark. 1.33 (the
     // old-version tier) sends none within a watch's first minutes (measured: none in 75 s): the informer does not
-    // need one, it resumes from the last object's resourceVersion and relists on 410 Gone.
+    // need one, it resumes from the last object's resourceVersion and relists on 410 Gone. 1.37 sends it at once and
+    // ends that watch with it (measured: the stream closed 0.0 s after the bookmark, timeoutSeconds 4), but in one
+    // full run of the suite it ended one such watch after the state with no bookmark: up to 5 watches are made.
     const sendsBookmark = Number.parseInt(version.minor, 10) >= 35;
-    const types: string[] = [];
+    const seen: string[] = [];
     let bookmarkVersion = "";
-    for await (
-      const event of client.watch<{ metadata: { resourceVersion: string } }>("/api/v1/namespaces", {
-        resourceVersion: "0",
-        timeoutSeconds: 3,
-      })
-    ) {
-      types.push(event.type);
-      if (event.type === "BOOKMARK") bookmarkVersion = event.object.metadata.resourceVersion;
+    for (let attempt = 0; attempt < 5 && !bookmarkVersion; attempt++) {
+      const types: string[] = [];
+      for await (
+        const event of client.watch<{ metadata: { resourceVersion: string } }>("/api/v1/namespaces", {
+          resourceVersion: "0",
+          timeoutSeconds: 3,
+        })
+      ) {
+        types.push(event.type);
+        if (event.type === "BOOKMARK") bookmarkVersion = event.object.metadata.resourceVersion;
+      }
+      assert.ok(types.filter((t) => t === "ADDED").length >= 4, `the current namespaces first: ${types.join(",")}`);
+      seen.push(types.join(","));
+      if (!sendsBookmark) break;
     }
-    assert.ok(types.filter((t) => t === "ADDED").length >= 4, `the current namespaces first: ${types.join(",")}`);
     if (sendsBookmark) {
-      assert.ok(types.includes("BOOKMARK"), `events: ${types.join(",")}`);
-      assert.match(bookmarkVersion, /^\d+$/);
+      assert.match(bookmarkVersion, /^\d+$/, `a bookmark with a resourceVersion in 5 watches: ${seen.join(" | ")}`);
     } else {
-      console.log(`kube-apiserver 1.${version.minor} sends no bookmark after the initial state: ${types.join(",")}`);
+      console.log(`kube-apiserver 1.${version.minor} sends no bookmark after the initial state: ${seen.join(",")}`);
     }
   } finally {
     client.close();

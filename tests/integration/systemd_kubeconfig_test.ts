@@ -91,6 +91,11 @@ Deno.test("write-kubeconfig.sh writes a 0600 kubeconfig that may do exactly what
     }
     // Exactly: every rule the API server reports for this identity is one of those — cluster-wide rights in
     // "default", and in kube-system the Role's rights on the Lease (by name) besides.
+    // 1.37 lets every authenticated identity read ClusterTrustBundles (system:basic-user); 1.33 does not.
+    const minor = Number.parseInt((await kubeOk<{ minor: string }>(plane, "GET", "/version")).minor, 10);
+    const everyone = minor >= 37
+      ? ["get", "list", "watch"].map((verb) => `${verb} clustertrustbundles.certificates.k8s.io`)
+      : [];
     const rightText = ([verb, resource, sub, name]: string[]) =>
       `${verb} ${resource}${sub ? `/${sub}` : ""}${name ? ` ${name}` : ""}`;
     for (const namespace of ["default", "kube-system"]) {
@@ -108,6 +113,7 @@ Deno.test("write-kubeconfig.sh writes a 0600 kubeconfig that may do exactly what
         expected.add(`create ${self}.authorization.k8s.io`); // system:basic-user, every authenticated identity
       }
       expected.add("create selfsubjectreviews.authentication.k8s.io"); // `kubectl auth whoami`, same
+      for (const right of everyone) expected.add(right);
       const granted = expand(review.status.resourceRules).map(rightText);
       assert.deepEqual(granted.filter((g) => !expected.has(g)), [], `no right beyond the controller's in ${namespace}`);
       assert.deepEqual([...expected].filter((e) => !granted.includes(e)), [], `every right it needs in ${namespace}`);

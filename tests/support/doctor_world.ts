@@ -63,6 +63,21 @@ export async function doctor(env: Record<string, string>, args: string[] = [], k
   return { report, by, text: formatText(report, heading) };
 }
 
+/**
+ * A test body run on an empty cluster that is emptied again however the body ends, so a failed assertion leaves no
+ * Node behind for the next test file (a dry run would take it for one of its own).
+ */
+export function onCleanCluster(body: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    await resetCluster();
+    try {
+      await body();
+    } finally {
+      await resetCluster();
+    }
+  };
+}
+
 /** Deletes every Node and the Leases the doctor reads, so the next test starts from an empty cluster. */
 export async function resetCluster(): Promise<void> {
   const plane = testControlPlane();

@@ -45,6 +45,37 @@ export interface FakeServiceController extends AsyncDisposable {
   served(name: string, timeoutMs?: number): Promise<SlimService>;
   /** The events about `default/<name>`: the service-controller's, then this provider's. */
   eventsOf(name: string): RecordedEvent[];
+  /** The nodes holding ready endpoints, by Service key (`externalTrafficPolicy: Local`). */
+  endpoints: FakeEndpoints;
+}
+
+/**
+ * The nodes holding ready endpoints of each Service, as the controller reads them from EndpointSlices: synced from the
+ * start; {@linkcode FakeEndpoints.set} changes a Service's and tells the controller.
+ */
+export class FakeEndpoints {
+  readonly #nodes = new Map<string, ReadonlySet<string>>();
+  readonly #listeners: ((service: string) => void)[] = [];
+  /** Always synced. */
+  readonly hasSynced = true;
+  /** Resolved. */
+  readonly synced: Promise<void> = Promise.resolve();
+
+  /** Listens to changes. */
+  onChange(listener: (service: string) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** The nodes holding a ready endpoint of `service` (none unless set). */
+  readyNodes(service: string): ReadonlySet<string> {
+    return this.#nodes.get(service) ?? new Set();
+  }
+
+  /** Sets the nodes holding ready endpoints of `default/<name>` and tells the listeners. */
+  set(name: string, nodes: string[]): void {
+    this.#nodes.set(`default/${name}`, new Set(nodes));
+    for (const listener of this.#listeners) listener(`default/${name}`);
+  }
 }
 
 /** Options of {@linkcode startFakeServiceController}. */
@@ -71,7 +102,9 @@ export async function startFakeServiceController(
   const writes = new FakeServiceWriter(services);
   const serviceEvents = new RecordingEvents();
   const providerEvents = new RecordingEvents();
+  const endpoints = new FakeEndpoints();
   const controller = new ServiceController({
+    endpoints,
     writes,
     serverVersion: () => Promise.resolve("v1.35.4"),
     cloud: cloud.client,
@@ -91,11 +124,13 @@ export async function startFakeServiceController(
     provisioningPollMs: 50,
     driftCheckMs: options.driftCheckMs ?? 600_000,
     nodeBatchMs: 50,
+    endpointBatchMs: 50,
     retryBaseMs: 50,
   });
   const stop = new AbortController();
   const running = controller.run(stop.signal);
   return {
+    endpoints,
     cloud,
     services,
     nodes,

@@ -128,3 +128,38 @@ Deno.test("a Service moved from its Ankra load balancer to node-address mode has
   });
   assert.equal(ankraWrites(env).length, writes);
 });
+
+Deno.test("a Local node-address Service is published only once a node holds a ready endpoint, and only there", async () => {
+  await using env = await startFakeServiceController();
+  addPublicNode(env, "a", 10);
+  addPublicNode(env, "b", 11);
+  env.addService("local", {
+    ipFamilies: ["IPv4"],
+    externalTrafficPolicy: "Local",
+    annotations: { [MODE]: "node-addresses" },
+  });
+  const waiting = await eventually(() => {
+    const condition = env.services.store.get("default/local")?.readyCondition;
+    return condition?.reason === "WaitingForEndpoints" ? condition : undefined;
+  }, { what: "Ready WaitingForEndpoints" });
+  assert.equal(waiting.status, "False");
+  assert.match(waiting.message, /no eligible node holds a ready endpoint/);
+  assert.deepEqual(env.services.store.get("default/local")!.ingress, [], "no node without a pod is published");
+  env.endpoints.set("local", ["b"]);
+  const served = await env.served("local");
+  assert.deepEqual(served.ingress, [{ ip: "192.0.2.11", ipMode: "VIP" }], "only b, the node with the pod");
+  // Every pod gone for a moment (a Recreate rollout): the published address stays, the condition says why.
+  env.endpoints.set("local", []);
+  await eventually(() => env.services.store.get("default/local")?.readyCondition?.reason === "WaitingForEndpoints", {
+    what: "WaitingForEndpoints again",
+  });
+  assert.deepEqual(env.services.store.get("default/local")!.ingress.map((i) => i.ip), ["192.0.2.11"]);
+  assert.match(env.services.store.get("default/local")!.readyCondition!.message, /stay as published \(192\.0\.2\.11\)/);
+  // The pod back on a: a is published (b leaves at once: no drain period here).
+  env.endpoints.set("local", ["a"]);
+  await eventually(() => env.services.store.get("default/local")?.ingress[0]?.ip === "192.0.2.10" || undefined, {
+    what: "a published",
+  });
+  assert.deepEqual(env.services.store.get("default/local")!.ingress.map((i) => i.ip), ["192.0.2.10"]);
+  assert.deepEqual(ankraWrites(env), []);
+});
