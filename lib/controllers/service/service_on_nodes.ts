@@ -117,36 +117,6 @@ export class ServiceOnNodes {
     };
   }
 
-  /**
-   * A Local Service whose pods are on no eligible node (none Ready yet, or the EndpointSlices not read yet): a node
-   * without one would refuse every client, so nothing new is published. A Service already published on its nodes keeps
-   * that ingress (never no address while it had one, as a rolling update that empties every node for a moment); one
-   * not yet published waits with no address, its Ready condition `WaitingForEndpoints`, until a node holds a ready
-   * endpoint (an EndpointSlice change brings the next pass). An ingress that is not its nodes' addresses (a former
-   * load balancer's) is cleared.
-   */
-  async #withoutReadyEndpoint(report: PassReport, intent: ServiceIntent): Promise<ReconcileResult> {
-    const { service } = report;
-    const addressOf = await this.#addresses(intent.nodes);
-    const names = [...intent.nodes.map((node) => node.name), ...(this.#published.get(intent.key) ?? [])];
-    const nodeAddresses = new Set(names.flatMap((name) => {
-      const found = addressOf(name);
-      return [found?.ipv4, found?.ipv6].filter((ip): ip is string => ip !== undefined);
-    }));
-    const published = service.ingress.flatMap((i) => (i.ip ? [i.ip] : []));
-    const kept = published.length > 0 && published.every((ip) => nodeAddresses.has(ip));
-    if (!kept && service.ingress.length > 0) await this.#options.writes.writeIngress(service, []);
-    report.state = {
-      status: "False",
-      reason: "WaitingForEndpoints",
-      message: "externalTrafficPolicy Local: no eligible node holds a ready endpoint of this Service, and a node " +
-        (kept
-          ? `without one refuses clients; its addresses stay as published (${published.join(", ")}) until one does`
-          : "without one would refuse clients: it is published on the nodes that hold one once a pod is Ready"),
-    };
-    return { requeueAfterMs: this.#options.driftCheckMs };
-  }
-
   /** Publishes the Service on its nodes' addresses; throws {@linkcode WaitingForUser} where it is refused. */
   async ensure(report: PassReport, intent: ServiceIntent, style: IngressStyle): Promise<ReconcileResult> {
     const { service } = report;
@@ -162,7 +132,6 @@ export class ServiceOnNodes {
       this.#noLoadBalancer.add(intent.key);
     }
     if (!service.finalizers.includes(FINALIZER)) await options.writes.setFinalizer(service, FINALIZER, true);
-    if (intent.noReadyEndpoint) return await this.#withoutReadyEndpoint(report, intent);
     const plan = planNodeAddresses({
       service,
       candidates: intent.nodes,

@@ -77,14 +77,11 @@ export function servingIntent(service: SlimService, nodes: SlimNode[], options: 
     };
   }
   const serving = trafficNodes(service, selected, readyNodes);
-  // trafficNodes answers its own list when a Local Service has no servable node with a ready endpoint.
-  const noReadyEndpoint = isLocalTraffic(service) && serving === selected ? { noReadyEndpoint: true } : {};
-  if (serving === nodes) return { ...intent, ...noReadyEndpoint, notices: [...intent.notices, notice] };
+  if (serving === nodes) return { ...intent, notices: [...intent.notices, notice] };
   const narrowed = serviceIntent(service, serving, planOptions);
   const membersNotice = narrowed.notices.find((n) => n.topic === MEMBERS_NOTICE_TOPIC);
   return {
     ...intent,
-    ...noReadyEndpoint,
     nodes: narrowed.nodes,
     members: narrowed.members,
     notices: [

@@ -140,11 +140,6 @@ export interface ServiceIntent {
   members: DesiredMember[];
   /** True when no node is eligible at all (the framework's `UnAvailableLoadBalancer`). */
   noNodes: boolean;
-  /**
-   * `externalTrafficPolicy: Local` and no eligible node holds a ready endpoint, or the EndpointSlices are not known
-   * yet: `nodes` fell back to every eligible node (set by `servingIntent`).
-   */
-  noReadyEndpoint?: boolean;
   /** Eligible nodes not yet initialised (they will be matched soon). */
   pendingNodes: number;
   /** Notices of this pass, every topic present (those without a message clear their topic). */

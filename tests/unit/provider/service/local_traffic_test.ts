@@ -77,14 +77,3 @@ Deno.test("a Local Service's notices about the cluster's nodes are decided over 
   );
   assert.ok(k3sNotice(intent), "the k3s ServiceLB notice still names the server");
 });
-
-Deno.test("the intent of a Local Service says when no eligible node holds a ready endpoint", () => {
-  const local = slimService({ externalTrafficPolicy: "Local" });
-  const options = { clusterName: "prod", defaults: { highAvailability: "auto" as const } };
-  assert.equal(servingIntent(local, NODES, { ...options, readyNodes: new Set(["a"]) }).noReadyEndpoint, undefined);
-  assert.equal(servingIntent(local, NODES, { ...options, readyNodes: new Set() }).noReadyEndpoint, true);
-  assert.equal(servingIntent(local, NODES, { ...options, readyNodes: undefined }).noReadyEndpoint, true);
-  assert.equal(servingIntent(local, NODES, { ...options, readyNodes: new Set(["gone"]) }).noReadyEndpoint, true);
-  const cluster = slimService({ externalTrafficPolicy: "Cluster" });
-  assert.equal(servingIntent(cluster, NODES, { ...options, readyNodes: new Set() }).noReadyEndpoint, undefined);
-});
