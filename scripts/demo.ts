@@ -198,13 +198,16 @@ try {
       readyAt = performance.now();
       published = ips.find((ip) => !ip.includes(":"));
       say(`Service default/web has its address: ${ips.join(", ")}`);
-      const events = await kubeOk<{ items: { type: string; reason: string }[] }>(
-        plane,
-        "GET",
-        "/api/v1/namespaces/default/events",
+      const events = await kubeOk<{ items: DemoEvent[] }>(plane, "GET", "/api/v1/namespaces/default/events");
+      const { ours, kubernetes } = warningsBySource(events.items);
+      say(
+        ours.length
+          ? `Warnings from the controller on the way: ${ours.join(", ")}`
+          : "no Warning events from the controller on the way",
       );
-      const warnings = events.items.filter((e) => e.type === "Warning").map((e) => e.reason);
-      say(warnings.length ? `Warnings on the way: ${warnings.join(", ")}` : "no Warning events on the way");
+      // The API server's own repair loop may warn about a Service created a moment after it started
+      // (ClusterIPNotAllocated: its IPAddress informer had not seen the new address yet); shown, not the controller's.
+      if (kubernetes.length) say(`Warnings from Kubernetes itself: ${kubernetes.join(", ")}`);
     }
     // The request goes once both members are up (or after 30 s, to show why it fails).
     const waited = performance.now() - readyAt > 30_000;
@@ -250,6 +253,34 @@ try {
   Deno.removeSignalListener("SIGINT", onSignal);
   Deno.removeSignalListener("SIGTERM", onSignal);
 }
+/** An Event as the demo reads it: core/v1 carries the reporter in `reportingComponent` or, for older writers, `source`. */
+interface DemoEvent {
+  type: string;
+  reason: string;
+  reportingComponent?: string;
+  source?: { component?: string };
+}
+
+/** The controller's event recorders (lib/controllers/controllers.ts). */
+const CONTROLLER_COMPONENTS = new Set([
+  "cloud-node-controller",
+  "cloud-node-lifecycle-controller",
+  "service-controller",
+  "ankra-cloud-ccm",
+]);
+
+/** Warning reasons split into the controller's and the rest of Kubernetes' (named with their component). */
+function warningsBySource(events: DemoEvent[]): { ours: string[]; kubernetes: string[] } {
+  const ours: string[] = [];
+  const kubernetes: string[] = [];
+  for (const event of events.filter((e) => e.type === "Warning")) {
+    const component = event.reportingComponent || event.source?.component || "";
+    if (CONTROLLER_COMPONENTS.has(component)) ours.push(event.reason);
+    else kubernetes.push(`${event.reason} (${component || "unnamed"})`);
+  }
+  return { ours, kubernetes };
+}
+
 /** True when the demo's load balancer has members on both Nodes and the data plane counts them up. */
 async function membersUp(running: RunningSimulator): Promise<boolean> {
   const state = await (await fetch(`${running.url}/_simulator/state`)).json() as {

@@ -12,7 +12,7 @@ function controlPlaneDirs(): Set<string> {
   return new Set([...Deno.readDirSync(tmp)].filter((e) => e.name.startsWith("ccm-control-plane-")).map((e) => e.name));
 }
 
-Deno.test("the local demo initialises both nodes, gets the Service its address without a Warning, a request through it answered, and cleans up", async () => {
+Deno.test("the local demo initialises both nodes, gets the Service its address without a Warning from the controller, a request through it answered, and cleans up", async () => {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", DEMO],
     env: { DEMO_EXIT_WHEN_READY: "1" },
@@ -27,7 +27,7 @@ Deno.test("the local demo initialises both nodes, gets the Service its address w
   assert.match(text, /load balancer k8s-demo-default-web \(\S+\) is running/);
   // An IPv4 Service: its public IPv4 (the loopback range) first, then the IPv6.
   assert.match(text, /Service default\/web has its address: 127\.\d+\.\d+\.\d+, 2001:db8:/);
-  assert.match(text, /no Warning events on the way/);
+  assert.match(text, /no Warning events from the controller on the way/);
   const answered = /request to (http:\/\/127\.\S+:8080\/) answered through the load balancer: hello from (worker-[12]) /
     .exec(text);
   assert.ok(answered, `a request through the Service's IPv4 is answered by a Node:\n${text}`);
