@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { EVENT_COMPONENTS } from "../lib/controllers/controllers.ts";
 import { locateTestBinaries } from "./control_plane_session.ts";
 import { type ControlPlane, startControlPlane } from "../tests/support/control_plane.ts";
 import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
@@ -261,13 +262,8 @@ interface DemoEvent {
   source?: { component?: string };
 }
 
-/** The controller's event recorders (lib/controllers/controllers.ts). */
-const CONTROLLER_COMPONENTS = new Set([
-  "cloud-node-controller",
-  "cloud-node-lifecycle-controller",
-  "service-controller",
-  "ankra-cloud-ccm",
-]);
+/** The components the controller's events are reported by. */
+const CONTROLLER_COMPONENTS: ReadonlySet<string> = new Set(Object.values(EVENT_COMPONENTS));
 
 /** Warning reasons split into the controller's and the rest of Kubernetes' (named with their component). */
 function warningsBySource(events: DemoEvent[]): { ours: string[]; kubernetes: string[] } {

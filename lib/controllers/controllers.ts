@@ -19,6 +19,14 @@ import { NodeLifecycleController } from "./node/node_lifecycle_controller.ts";
 import { LoadBalancerSweeper } from "./service/load_balancer_sweeper.ts";
 import { ServiceController } from "./service/service_controller.ts";
 
+/** The components this binary's events are reported by (`source.component` and `reportingComponent`), by writer. */
+export const EVENT_COMPONENTS = {
+  node: "cloud-node-controller",
+  nodeLifecycle: "cloud-node-lifecycle-controller",
+  service: "service-controller",
+  provider: "ankra-cloud-ccm",
+} as const;
+
 /** Builds the selected controllers for one term of leadership. */
 export function buildControllers(context: ControllerContext): Controller[] {
   const { config, kube, cloud, nodes, services, metrics, dryRun } = context;
@@ -36,7 +44,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
           writes: nodeWriter(target),
           nodes: nodes.watched(),
           view,
-          events: recorder("cloud-node-controller"),
+          events: recorder(EVENT_COMPONENTS.node),
           refreshPeriodMs: config.nodeStatusUpdateFrequencyMs,
           workers: config.concurrentNodeSyncs,
           metrics,
@@ -49,7 +57,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
           writes: nodeWriter(target),
           nodes: nodes.watched(),
           view,
-          events: recorder("cloud-node-lifecycle-controller"),
+          events: recorder(EVENT_COMPONENTS.nodeLifecycle),
           periodMs: config.nodeMonitorPeriodMs,
           workers: config.concurrentNodeLifecycleSyncs,
           metrics,
@@ -95,8 +103,8 @@ export function buildControllers(context: ControllerContext): Controller[] {
         },
         reservedPorts: config.nodeAddressReservedPorts,
         allowedResources: config.cloud.allowedResources,
-        serviceEvents: recorder("service-controller"),
-        providerEvents: recorder("ankra-cloud-ccm"),
+        serviceEvents: recorder(EVENT_COMPONENTS.service),
+        providerEvents: recorder(EVENT_COMPONENTS.provider),
         workers: config.concurrentServiceSyncs,
         driftCheckMs: config.loadBalancerDriftPeriodMs,
         memberDrainMs: config.memberDrainPeriodMs,
