@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { resolveCommand } from "./lib/config/config.ts";
+import { resolveCommand } from "./lib/config/command.ts";
 import { ConfigError } from "./lib/config_error.ts";
 import { configureLogging, error, redact, registerSecret } from "./lib/log.ts";
 import { readEnvironment } from "./lib/runtime_permissions.ts";

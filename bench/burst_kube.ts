@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { testControlPlane } from "../tests/support/control_plane.ts";
-import { eventually } from "../tests/support/eventually.ts";
+import { testControlPlane } from "../tests/support/control_plane/control_plane.ts";
+import { eventually } from "../tests/support/wait/eventually.ts";
 import { progress, sleep } from "./burst_settings.ts";
 
 /** The test control plane the benchmark runs against. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { kubeletNode } from "../tests/support/kube_http.ts";
+import { kubeletNode } from "../tests/support/http/kube_http.ts";
 import { UNINITIALIZED_TAINT } from "../lib/provider/node/node_plan.ts";
 import { KUBE_CONCURRENCY } from "./burst_settings.ts";
 import { kube, type KubeObject, pool, waitUntil } from "./burst_kube.ts";

@@ -16,19 +16,19 @@
  *
  * @module
  */
-import { testControlPlane, uniqueName } from "../tests/support/control_plane.ts";
-import { eventually } from "../tests/support/eventually.ts";
-import { kubeOk } from "../tests/support/kube_http.ts";
-import { startServiceController } from "../tests/support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../tests/support/control_plane/control_plane.ts";
+import { eventually } from "../tests/support/wait/eventually.ts";
+import { kubeOk } from "../tests/support/http/kube_http.ts";
+import { startServiceController } from "../tests/support/controller/service_controller.ts";
 import {
   createService,
   deleteNodes,
   deleteService,
   getService,
   ingressIps,
-} from "../tests/support/service_fixtures.ts";
-import { createServedNode, testSeed } from "../tests/support/simulator.ts";
-import { firstLine, holdConnection, tcpMember } from "../tests/support/data_plane_fixtures.ts";
+} from "../tests/support/controller/service_fixtures.ts";
+import { createServedNode, testSeed } from "../tests/support/cloud/simulator.ts";
+import { firstLine, holdConnection, tcpMember } from "../tests/support/cloud/data_plane_fixtures.ts";
 
 const HARD_STOP_MS = Number(Deno.env.get("BENCH_HARD_STOP_MS") ?? 1_000);
 const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 8);

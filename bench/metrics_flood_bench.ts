@@ -1,10 +1,10 @@
 /**
  * `/metrics` flood benchmark: how fast the controller refuses callers it cannot check, and what they cost it. Runs
- * tests/support/metrics_flood.ts (the controller from `main.ts` with the launcher's permissions, leading on the test
- * control plane) `BENCH_ROUNDS` times (default 3) with `BENCH_REQUESTS` (10,000) requests, `BENCH_CONCURRENCY`
- * (200) at once, each with a new random token, and prints per round: answers by status, TokenReviews (counted by
- * the API server) and per second, the 429s' times on an open connection (p50, p95, p99, max), the first request of
- * each connection (its TLS handshake included), and the Lease's renewals and longest gap.
+ * tests/support/metrics/metrics_flood.ts (the controller from `main.ts` with the launcher's permissions, leading on the
+ * test control plane) `BENCH_ROUNDS` times (default 3) with `BENCH_REQUESTS` (10,000) requests, `BENCH_CONCURRENCY`
+ * (200) at once, each with a new random token, and prints per round: answers by status, TokenReviews (counted by the
+ * API server) and per second, the 429s' times on an open connection (p50, p95, p99, max), the first request of each
+ * connection (its TLS handshake included), and the Lease's renewals and longest gap.
  *
  *     source scripts/env.sh && deno run -A scripts/with_control_plane.ts -- deno run -A bench/metrics_flood_bench.ts
  *
@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { floodSummary, quantile, runMetricsFlood } from "../tests/support/metrics_flood.ts";
+import { floodSummary, quantile, runMetricsFlood } from "../tests/support/metrics/metrics_flood.ts";
 
 const rounds = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const requests = Number(Deno.env.get("BENCH_REQUESTS") ?? 10_000);

@@ -17,9 +17,9 @@ import { NodeLifecycleController } from "../lib/controllers/node/node_lifecycle_
 import { KubeClient } from "../lib/kube/client.ts";
 import { EventRecorder } from "../lib/kube/events.ts";
 import { nodeInformer } from "../lib/kube/cluster_informers.ts";
-import { testControlPlane } from "../tests/support/control_plane.ts";
-import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
-import { startTestCloud, testSeed } from "../tests/support/simulator.ts";
+import { testControlPlane } from "../tests/support/control_plane/control_plane.ts";
+import { kubeletNode, kubeOk } from "../tests/support/http/kube_http.ts";
+import { startTestCloud, testSeed } from "../tests/support/cloud/simulator.ts";
 import { nodeWriter } from "../lib/kube/node_writes.ts";
 
 const WINDOW_MS = Number(Deno.env.get("BENCH_WINDOW_MS") ?? 60_000);

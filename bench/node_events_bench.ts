@@ -1,7 +1,7 @@
 /**
  * Node events benchmark: what a node leaving and joining costs the traffic through a load balancer, on the real
- * two-node cluster (tests/support/real_cluster.ts: kubelets, containerd, kube-proxy, the bridge CNI in network
- * namespaces, the simulator's netns data plane):
+ * two-node cluster (tests/support/real_cluster/real_cluster.ts: kubelets, containerd, kube-proxy, the bridge CNI in
+ * network namespaces, the simulator's netns data plane):
  *
  *     source scripts/env.sh && deno task bench:node-events
  *
@@ -16,14 +16,18 @@
  *
  * @module
  */
-import { kubeOk, serviceIngress } from "../tests/support/kube_http.ts";
-import { startRealCluster } from "../tests/support/real_cluster.ts";
-import { readClusterFacts, realClusterBlockers } from "../tests/support/real_cluster_host.ts";
-import { EVENT_REQUESTS_PER_SECOND, type NodeEvent, runNodeEvents } from "../tests/support/real_cluster_node_events.ts";
-import { memberStates } from "../tests/support/real_cluster_traffic.ts";
-import { echoDeployment, echoService, lbOfService } from "../tests/support/real_cluster_workloads.ts";
-import { readHostFacts } from "../tests/support/real_node_host.ts";
-import { listPods, podReady, waitFor } from "../tests/support/real_node_objects.ts";
+import { kubeOk, serviceIngress } from "../tests/support/http/kube_http.ts";
+import { startRealCluster } from "../tests/support/real_cluster/real_cluster.ts";
+import { readClusterFacts, realClusterBlockers } from "../tests/support/real_cluster/real_cluster_host.ts";
+import {
+  EVENT_REQUESTS_PER_SECOND,
+  type NodeEvent,
+  runNodeEvents,
+} from "../tests/support/real_cluster/real_cluster_node_events.ts";
+import { memberStates } from "../tests/support/real_cluster/real_cluster_traffic.ts";
+import { echoDeployment, echoService, lbOfService } from "../tests/support/real_cluster/real_cluster_workloads.ts";
+import { readHostFacts } from "../tests/support/real_node/real_node_host.ts";
+import { listPods, podReady, waitFor } from "../tests/support/real_node/real_node_objects.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 2);
 const REPORT = Deno.env.get("BENCH_REPORT") ?? new URL("./node_events_report.md", import.meta.url).pathname;

@@ -1,9 +1,9 @@
 /**
  * The controller's memory as the kubelet's cgroup sees it: the chart installed on a real single-node cluster
- * (tests/support/real_node.ts), the image pulled from a local registry, the controller serving its own Node and three
- * LoadBalancer Services against the simulator. Reads the container's memory cgroup (v1: `memory.usage_in_bytes`,
- * `memory.max_usage_in_bytes`, `memory.stat`; v2: `memory.current`, `memory.peak`, `memory.stat`) and the process's
- * VmRSS/VmHWM, 20 samples 0.5 s apart once every Service has its address.
+ * (tests/support/real_node/real_node.ts), the image pulled from a local registry, the controller serving its own Node
+ * and three LoadBalancer Services against the simulator. Reads the container's memory cgroup (v1:
+ * `memory.usage_in_bytes`, `memory.max_usage_in_bytes`, `memory.stat`; v2: `memory.current`, `memory.peak`,
+ * `memory.stat`) and the process's VmRSS/VmHWM, 20 samples 0.5 s apart once every Service has its address.
  *
  *     source scripts/env.sh && deno task bench:real-node-memory
  *
@@ -14,14 +14,14 @@
  * @module
  */
 import { VERSION } from "../lib/version.ts";
-import { helmHomes } from "../tests/support/helm.ts";
-import { kubeOk, serviceIngress } from "../tests/support/kube_http.ts";
-import { startRealNode } from "../tests/support/real_node.ts";
-import { readHostFacts, realNodeBlockers } from "../tests/support/real_node_host.ts";
-import { containerId, listPods, podReady, waitFor } from "../tests/support/real_node_objects.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../tests/support/simulator.ts";
-import { testImageLayout } from "../tests/support/test_image.ts";
-import { kubernetesVersions } from "../tests/support/versions.ts";
+import { helmHomes } from "../tests/support/chart/helm.ts";
+import { kubeOk, serviceIngress } from "../tests/support/http/kube_http.ts";
+import { startRealNode } from "../tests/support/real_node/real_node.ts";
+import { readHostFacts, realNodeBlockers } from "../tests/support/real_node/real_node_host.ts";
+import { containerId, listPods, podReady, waitFor } from "../tests/support/real_node/real_node_objects.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../tests/support/cloud/simulator.ts";
+import { testImageLayout } from "../tests/support/image/test_image.ts";
+import { kubernetesVersions } from "../tests/support/control_plane/versions.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const NODE = "ccm-real-node";

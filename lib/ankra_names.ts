@@ -17,6 +17,13 @@ const CONTROLLER_PREFIX = "ccm.ankra.cloud/";
 /** Prefix of the node labels an operator sets for this controller. */
 const NODE_PREFIX = "node.ankra.cloud/";
 
+/**
+ * The domain of the node labels copied from server labels (`--node-labels-from-server`): a server label `<key>` is
+ * the node label `server.ankra.cloud/<key>`, one `<prefix>/<name>` is `<prefix>.server.ankra.cloud/<name>`. Every
+ * node label under this domain (or a subdomain of it) is the controller's while the flag is set.
+ */
+export const SERVER_LABEL_DOMAIN = "server.ankra.cloud";
+
 /** The Service status condition this controller writes (`kubectl wait --for=condition=…`). */
 export const READY_CONDITION_TYPE = `${ANNOTATION_PREFIX}Ready`;
 
@@ -49,6 +56,13 @@ export const RELEASED_LABEL = `${CONTROLLER_PREFIX}released`;
  * load balancer is the group's: it goes when its last Service leaves.
  */
 export const SHARED_LABEL = `${CONTROLLER_PREFIX}shared`;
+
+/**
+ * Label of the load balancer of a share group across namespaces: the namespaces whose Services are on it
+ * (comma-separated, in the order they joined, as many as fit in a label value). Only the controller writes it, so it
+ * — not a Service's own annotations — says who was there first when two namespaces no longer allow each other.
+ */
+export const SHARED_NAMESPACES_LABEL = `${CONTROLLER_PREFIX}shared-namespaces`;
 
 /** Label of the doctor's operate probe (a load balancer it creates and deletes at once). */
 export const DOCTOR_PROBE_LABEL = `${CONTROLLER_PREFIX}doctor-probe`;

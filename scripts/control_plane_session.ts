@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { controlPlaneEnv, startControlPlane } from "../tests/support/control_plane.ts";
+import { controlPlaneEnv, startControlPlane } from "../tests/support/control_plane/control_plane.ts";
 
 /**
  * Runs `scripts/test_binaries.sh` and returns the directory holding the binaries: of `kubernetesVersion` when given

@@ -20,8 +20,8 @@
  */
 import { EVENT_COMPONENTS } from "../lib/controllers/controllers.ts";
 import { locateTestBinaries } from "./control_plane_session.ts";
-import { type ControlPlane, startControlPlane } from "../tests/support/control_plane.ts";
-import { kubeletNode, kubeOk } from "../tests/support/kube_http.ts";
+import { type ControlPlane, startControlPlane } from "../tests/support/control_plane/control_plane.ts";
+import { kubeletNode, kubeOk } from "../tests/support/http/kube_http.ts";
 import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 import { parseSeed } from "../simulator/seed.ts";
 
@@ -36,6 +36,9 @@ function say(text: string): void {
 
 /** The demo was asked to stop before it finished starting. */
 class DemoStopped extends Error {}
+
+/** The machine lacks something the demo needs; scripts/prerequisites.sh has said what and how to install it. */
+class MissingPrerequisites extends Error {}
 
 let stopping = false;
 const interrupted = Promise.withResolvers<void>();
@@ -64,7 +67,15 @@ let ready = false;
 let failure: unknown;
 
 try {
-  say("building or finding kube-apiserver and etcd (the first run builds them: about 14 minutes)");
+  // What the demo needs that a fresh Debian machine may lack (HAProxy above all), before anything is built.
+  const prerequisites = await new Deno.Command("bash", {
+    args: [new URL("./prerequisites.sh", import.meta.url).pathname, "demo"],
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!prerequisites.success) throw new MissingPrerequisites();
+  say("building or finding kube-apiserver, kubectl, etcd and helm (the first run builds them: about 10 minutes)");
   const binDir = await unlessStopped(locateTestBinaries());
   if (!binDir) throw new DemoStopped();
   Deno.env.set("KUBEBUILDER_ASSETS", binDir);
@@ -286,6 +297,11 @@ async function membersUp(running: RunningSimulator): Promise<boolean> {
   return members.length === 2 && members.every((m) => m.health === "up");
 }
 
+if (failure instanceof MissingPrerequisites) {
+  await Deno.remove(logPath).catch(() => {});
+  console.error("demo: stopped before building anything; install what is named above, then run it again");
+  Deno.exit(1);
+}
 if (failure) {
   console.error(`demo failed: ${failure instanceof Error ? failure.message : failure}`);
   console.error(`the controller's log: ${logPath}`);

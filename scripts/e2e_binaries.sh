@@ -89,14 +89,11 @@ EOF
 sed -i "s#FORMAT_PACKAGE#$format_package#" "$WORK/e2e/lb/e2e_test.go"
 go mod tidy >&2
 
-t0=$SECONDS
-$NICE go build -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" -o "$WORK/agnhost-root/agnhost" \
-  k8s.io/kubernetes/test/images/agnhost
-log "agnhost built in $((SECONDS - t0)) s"
+go_step "agnhost $AGNHOST_TAG (1 of 3)" $NICE go build -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" \
+  -o "$WORK/agnhost-root/agnhost" k8s.io/kubernetes/test/images/agnhost
 
-t0=$SECONDS
-$NICE go test -c -vet=off -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" -o "$STAGE/e2e.test" ./lb
-log "e2e.test $K8S_VERSION built in $((SECONDS - t0)) s"
+go_step "e2e.test $K8S_VERSION (2 of 3)" \
+  $NICE go test -c -vet=off -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" -o "$STAGE/e2e.test" ./lb
 
 # --- agnhost: busybox-static (Debian) gives the tests' `sh` and `wget` when installed.
 t0=$SECONDS
@@ -148,7 +145,8 @@ log "agnhost $AGNHOST_TAG image packed in $((SECONDS - t0)) s"
 # --- CoreDNS, the cluster DNS of the real cluster (the e2e tests reach Services by name): its own module, no replaces.
 t0=$SECONDS
 mkdir -p "$WORK/coredns-root"
-GOBIN="$WORK/coredns-bin" $NICE go install -trimpath -ldflags="-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+GOBIN="$WORK/coredns-bin" go_step "coredns $COREDNS_VERSION (3 of 3)" \
+  $NICE go install -trimpath -ldflags="-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
 cp "$WORK/coredns-bin/coredns" "$WORK/coredns-root/coredns"
 pack_oci_layout "$WORK/coredns-root" "$STAGE/coredns-image" "$COREDNS_VERSION" \
   '"Entrypoint":["/coredns"],"Env":["PATH=/bin:/usr/bin:/"],"WorkingDir":"/"'

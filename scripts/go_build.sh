@@ -8,6 +8,9 @@
 #   go_build_begin <dest>                sets STAGE and WORK (removed on exit), the Go environment and START; a script
 #                                        building several entries runs each begin…end in a subshell
 #   go_build_end <dest> <what>           marks STAGE complete, moves it to <dest>, prints <dest>
+#   go_step <what> <command…>            runs one long build step (a `go build` of one binary): says it starts, every
+#                                        PROGRESS_EVERY seconds (30) that it is still going and for how long, and at
+#                                        its end how long it took
 #   kube_wrapper_module <version> <tool>…  in the current directory: a module requiring k8s.io/kubernetes@<version>
 #                                        with every staging module replaced by its tag; sets KUBE_DIR, KUBE_LDFLAGS
 #   pack_oci_layout <root> <layout> <tag> <image config JSON members>
@@ -53,6 +56,32 @@ go_build_end() {
   mv "$STAGE" "$dest"
   log "$what in $dest after $((SECONDS - START)) s"
   printf '%s\n' "$dest"
+}
+
+go_step() {
+  local what="$1" t0=$SECONDS ticker rc=0
+  shift
+  log "$what: building"
+  # The ticker writes to stderr only (a caller reading stdout, the printed directory, must not wait for it), and takes
+  # its sleep with it when it ends.
+  (
+    trap 'kill "$s" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep "${PROGRESS_EVERY:-30}" &
+      s=$!
+      wait "$s"
+      log "$what: still building, $((SECONDS - t0)) s so far"
+    done
+  ) >/dev/null &
+  ticker=$!
+  "$@" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  if [ "$rc" -ne 0 ]; then
+    log "$what: failed after $((SECONDS - t0)) s"
+    return "$rc"
+  fi
+  log "$what: built in $((SECONDS - t0)) s"
 }
 
 kube_wrapper_module() {

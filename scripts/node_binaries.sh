@@ -40,10 +40,11 @@ go_build_begin "$dest"
 mkdir -p "$WORK/kube" && cd "$WORK/kube"
 kube_wrapper_module "$K8S_VERSION" "${KUBE[@]/#/k8s.io/kubernetes/cmd/}"
 go mod tidy >&2
+n=0
 for c in "${KUBE[@]}"; do
-  t0=$SECONDS
-  $NICE go build -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" -o "$STAGE/$c" "k8s.io/kubernetes/cmd/$c"
-  log "$c $K8S_VERSION built in $((SECONDS - t0)) s"
+  n=$((n + 1))
+  go_step "$c $K8S_VERSION ($n of $((${#KUBE[@]} + 1)))" \
+    $NICE go build -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" -o "$STAGE/$c" "k8s.io/kubernetes/cmd/$c"
 done
 
 # --- containerd 2.x: its go.mod needs no replace directives for these commands, so requiring it is enough. CGO off;
@@ -57,12 +58,15 @@ cd_gomod="$(go mod download -json "$cm@$CONTAINERD_VERSION" | sed -n 's/.*"GoMod
 go mod edit -go="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$cd_gomod" | head -1)" -require="$cm@$CONTAINERD_VERSION" \
   -tool="$cm/cmd/containerd" -tool="$cm/cmd/containerd-shim-runc-v2" -tool="$cm/cmd/ctr"
 go mod tidy >&2
-for c in "${CONTAINERD[@]}"; do
-  $NICE go build -trimpath -tags "no_btrfs no_devmapper no_zfs" \
-    -ldflags "-s -w -X $cm/version.Version=$CONTAINERD_VERSION -X $cm/version.Revision=go-module-proxy" \
-    -o "$STAGE/$c" "$cm/cmd/$c"
-done
-log "containerd $CONTAINERD_VERSION built in $((SECONDS - t0)) s"
+build_containerd() {
+  local c
+  for c in "${CONTAINERD[@]}"; do
+    $NICE go build -trimpath -tags "no_btrfs no_devmapper no_zfs" \
+      -ldflags "-s -w -X $cm/version.Version=$CONTAINERD_VERSION -X $cm/version.Revision=go-module-proxy" \
+      -o "$STAGE/$c" "$cm/cmd/$c"
+  done
+}
+go_step "containerd, its shim and ctr $CONTAINERD_VERSION (${#KUBE[@]} + 1 of $((${#KUBE[@]} + 1)))" build_containerd
 
 # --- pause: the pod sandbox image, from the source Kubernetes ships.
 t0=$SECONDS

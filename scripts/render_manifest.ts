@@ -14,7 +14,7 @@
  * @module
  */
 import { VERSION } from "../lib/version.ts";
-import { isExecutable } from "../tests/support/control_plane.ts";
+import { isExecutable } from "../tests/support/control_plane/control_plane.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 

@@ -64,8 +64,11 @@ go_cached "$kube_dest" has_kube || (
   mkdir -p "$WORK/kube" && cd "$WORK/kube"
   kube_wrapper_module "$K8S_VERSION" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
   go mod tidy >&2
+  n=0
   for c in kube-apiserver kubectl; do
-    $NICE go build -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" -o "$STAGE/$c" "k8s.io/kubernetes/cmd/$c"
+    n=$((n + 1))
+    go_step "$c $K8S_VERSION ($n of 2)" \
+      $NICE go build -trimpath -tags=selinux,notest -ldflags="$KUBE_LDFLAGS" -o "$STAGE/$c" "k8s.io/kubernetes/cmd/$c"
   done
   "$STAGE/kube-apiserver" --version >&2
   go_build_end "$kube_dest" "kube-apiserver and kubectl $K8S_VERSION" >/dev/null
@@ -81,8 +84,9 @@ go_cached "$etcd_dest" has_etcd || (
     -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION" -require="go.etcd.io/etcd/etcdctl/v3@$ETCD_VERSION" \
     -tool=go.etcd.io/etcd/server/v3 -tool=go.etcd.io/etcd/etcdctl/v3
   go mod tidy >&2
-  $NICE go build -trimpath -ldflags="-s -w" -o "$STAGE/etcd" go.etcd.io/etcd/server/v3
-  $NICE go build -trimpath -ldflags="-s -w" -o "$STAGE/etcdctl" go.etcd.io/etcd/etcdctl/v3
+  go_step "etcd $ETCD_VERSION (1 of 2)" $NICE go build -trimpath -ldflags="-s -w" -o "$STAGE/etcd" go.etcd.io/etcd/server/v3
+  go_step "etcdctl $ETCD_VERSION (2 of 2)" \
+    $NICE go build -trimpath -ldflags="-s -w" -o "$STAGE/etcdctl" go.etcd.io/etcd/etcdctl/v3
   "$STAGE/etcd" --version | head -1 >&2
   go_build_end "$etcd_dest" "etcd and etcdctl $ETCD_VERSION" >/dev/null
 )
@@ -94,7 +98,7 @@ go_cached "$helm_dest" has_helm || (
   helm_major="${HELM_VERSION%%.*}"
   helm_module="helm.sh/helm/$helm_major"
   [ "$helm_major" = "v2" ] && { log "helm v2 is not supported"; exit 1; }
-  GOBIN="$STAGE" $NICE go install -trimpath \
+  GOBIN="$STAGE" go_step "helm $HELM_VERSION" $NICE go install -trimpath \
     -ldflags "-s -w -X $helm_module/internal/version.version=$HELM_VERSION -X $helm_module/internal/version.gitTreeState=clean" \
     "$helm_module/cmd/helm@$HELM_VERSION"
   "$STAGE/helm" version --short >&2

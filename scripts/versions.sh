@@ -1,7 +1,7 @@
 # The versions the tests build and run, in one place (sourced by the scripts that build them; read by
-# tests/support/versions.ts). Every tier — the control plane, the real node and cluster, Kubernetes' e2e tests —
-# runs KUBERNETES_VERSION; moving to the next minor is this one line (plus KUBERNETES_GOTOOLCHAIN when its go.mod
-# asks for a newer Go than the machine's: 1.38 needs `go1.27.3`).
+# tests/support/control_plane/versions.ts). Every tier — the control plane, the real node and cluster, Kubernetes' e2e
+# tests — runs KUBERNETES_VERSION; moving to the next minor is this one line (plus KUBERNETES_GOTOOLCHAIN when its
+# go.mod asks for a newer Go than the machine's: 1.38 needs `go1.27.3`).
 # shellcheck disable=SC2034
 KUBERNETES_VERSION=v1.37.2
 # The oldest minor this controller supports (README): the old-version tier runs the integration tests that need only

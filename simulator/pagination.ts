@@ -20,12 +20,12 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-/** Parses `limit` from a query value. */
-export function parseLimit(value: string | undefined): number {
+/** Parses `limit` from a query value: 1 to `max` (default {@linkcode MAX_LIMIT}; `list_operations` allows 200). */
+export function parseLimit(value: string | undefined, max = MAX_LIMIT): number {
   if (value === undefined) return DEFAULT_LIMIT;
-  if (!/^\d+$/.test(value)) throw badRequest(`query limit: must be an integer from 1 to ${MAX_LIMIT}`);
+  if (!/^\d+$/.test(value)) throw badRequest(`query limit: must be an integer from 1 to ${max}`);
   const limit = Number(value);
-  if (limit < 1 || limit > MAX_LIMIT) throw badRequest(`query limit: must be an integer from 1 to ${MAX_LIMIT}`);
+  if (limit < 1 || limit > max) throw badRequest(`query limit: must be an integer from 1 to ${max}`);
   return limit;
 }
 

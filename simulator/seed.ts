@@ -6,6 +6,7 @@
  * @module
  */
 import * as v from "valibot";
+import { LabelsInput } from "./request_schemas.ts";
 import { parsePrefix } from "../lib/ip_address.ts";
 
 const id = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be an id of letters, digits, . _ -"));
@@ -71,7 +72,10 @@ export const SeedServerSchema = v.strictObject({
   /** A public IPv6 address, `null` for none, or absent to allocate one. */
   public_ipv6: v.optional(v.nullable(v.string())),
   public_ipv6_is_private: v.optional(v.boolean()),
-  labels: v.optional(v.record(v.string(), v.string()), {}),
+  /** The server's /64 comes from a pool being drained (its public IPv6 is due to be renumbered). */
+  ipv6_renumber_available: v.optional(v.boolean()),
+  /** The API's `Labels` rules (as the console sets them): at most 32, Ankra label keys, printable values. */
+  labels: v.optional(LabelsInput, {}),
   interfaces: v.optional(v.array(SeedInterfaceSchema), []),
 });
 
@@ -117,6 +121,13 @@ export const SeedSettingsSchema = v.strictObject({
   load_balancer_create_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 3000),
   load_balancer_delete_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 1000),
   edge_sync_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 1000),
+  /**
+   * How long an operation on a server (`server.stop`, `server.delete`, `server.migrate`) is announced — the server's
+   * `active_operation`, its state unchanged — before the server's state changes (a request may give its own).
+   */
+  server_operation_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 5000),
+  /** How long a server stays `stopping` or `deleting` before it is `stopped` or gone (a request may give its own). */
+  server_transition_delay_ms: v.optional(v.pipe(v.number(), v.minValue(0)), 1000),
   rate_limit_per_minute: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 600),
   email_verified: v.optional(v.boolean(), true),
   payment: v.optional(

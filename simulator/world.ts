@@ -17,6 +17,7 @@ import {
   parsePrefix,
   prefixContains,
 } from "../lib/ip_address.ts";
+import { advanceOperations, newOperation, type OperationTimeline } from "./operation_clock.ts";
 import { badRequest, conflict, notFound, ProblemError } from "./problem.ts";
 import type { Seed, SeedCertificate, SeedServer, SimulatorSettings } from "./seed.ts";
 import type {
@@ -82,42 +83,18 @@ export class World {
     return { id: `${prefix}-${seq.toString(36).padStart(6, "0")}`, seq };
   }
 
-  /** Finishes every operation whose time has come. */
+  /** Applies every start, step and finish of an operation whose time has come (`operation_clock.ts`). */
   tick(): void {
-    const now = this.now();
-    const due = [...this.operations.values()]
-      .filter((op) => op.status === "running" && op.finishAt <= now)
-      .sort((a, b) => a.finishAt - b.finishAt);
-    for (const op of due) {
-      op.status = "succeeded";
-      op.finished_at = new Date(op.finishAt).toISOString();
-      op.events.push({ at: op.finished_at, kind: "finished", message: `${op.kind} succeeded`, data: {} });
-      op.onFinish?.();
-    }
+    advanceOperations(this.operations.values(), this.now());
   }
 
-  /** Starts an operation that finishes after `delayMs`. */
+  /** Starts an operation about a load balancer, an edge or a server, unfolding as `timeline` says. */
   startOperation(
     kind: string,
-    options: { delayMs: number; loadBalancerId?: string; edgeId?: string; onFinish?: () => void },
+    options: OperationTimeline & { loadBalancerId?: string; edgeId?: string; serverId?: string },
   ): OperationState {
-    const { id } = this.newId("op");
-    const op: OperationState = {
-      id,
-      kind,
-      status: "running",
-      load_balancer_id: options.loadBalancerId ?? null,
-      edge_id: options.edgeId ?? null,
-      server_id: null,
-      error: "",
-      created_at: this.isoNow(),
-      started_at: this.isoNow(),
-      finished_at: null,
-      deadline_at: this.isoNow(30 * 60_000),
-      events: [{ at: this.isoNow(), kind: "started", message: `${kind} started`, data: {} }],
-      finishAt: this.now() + options.delayMs,
-      onFinish: options.onFinish,
-    };
+    const { id, seq } = this.newId("op");
+    const op = newOperation({ id, seq, kind }, options, options, this.now());
     this.operations.set(id, op);
     return op;
   }
@@ -268,16 +245,8 @@ export class World {
     const publicIpv6 = input.public_ipv6 === undefined ? this.allocatePublicIpv6() : null;
     let ipv6Text = publicIpv6?.address ?? null;
     let ipv6Prefix = publicIpv6?.prefix ?? null;
-    if (input.public_ipv6) {
-      const ip = parseIp(input.public_ipv6);
-      if (!ip || ip.family !== 6) throw badRequest(`server ${id}: public_ipv6 must be an IPv6 address`);
-      ipv6Text = ip.text;
-      ipv6Prefix = `${addressInPrefix(parsePrefix(`${ip.text}/64`)!, 0n).text}/64`;
-    }
-    if (input.public_ipv4) {
-      const ip = parseIp(input.public_ipv4);
-      if (!ip || ip.family !== 4) throw badRequest(`server ${id}: public_ipv4 must be an IPv4 address`);
-    }
+    if (input.public_ipv6) ({ address: ipv6Text, prefix: ipv6Prefix } = publicIpv6Of(id, input.public_ipv6));
+    if (input.public_ipv4) publicIpv4Of(id, input.public_ipv4);
     const server: ServerState = {
       id,
       zone: zone.name,
@@ -289,11 +258,13 @@ export class World {
       public_ipv6: ipv6Text,
       public_ipv6_prefix: ipv6Prefix,
       public_ipv6_is_private: input.public_ipv6_is_private ?? false,
+      ipv6_renumber_available: input.ipv6_renumber_available ?? false,
       labels: { ...input.labels },
       mac_address: macFor(seq, 0),
       created_at: this.isoNow(),
       updated_at: this.isoNow(),
       interfaces: [],
+      active_operation: null,
       seq,
     };
     this.servers.set(id, server);
@@ -304,6 +275,30 @@ export class World {
       throw cause;
     }
     return server;
+  }
+
+  /**
+   * Changes a server's public addresses, as Ankra Cloud changes them under a running server: the IPv4 add-on bought
+   * (`public_ipv4`: an address) or released (`null`); the server's /64 renumbered (`public_ipv6`: an address of the new
+   * /64, which becomes `public_ipv6_prefix`) or removed (`null`). A renumbered /64 no longer comes from a pool being
+   * drained, so `ipv6_renumber_available` turns false unless the change sets it; it can also be set alone (the server's
+   * /64 is now in a pool being drained). Throws a 400 naming the field for an address of the wrong family.
+   */
+  changePublicAddresses(
+    server: ServerState,
+    change: { public_ipv4?: string | null; public_ipv6?: string | null; ipv6_renumber_available?: boolean },
+  ): void {
+    const given = <T>(value: string | null | undefined, read: (id: string, text: string) => T) =>
+      value === undefined || value === null ? value : read(server.id, value);
+    const ipv4 = given(change.public_ipv4, publicIpv4Of);
+    const ipv6 = given(change.public_ipv6, publicIpv6Of);
+    if (ipv4 !== undefined) server.public_ipv4 = ipv4;
+    if (ipv6 !== undefined) {
+      server.public_ipv6 = ipv6?.address ?? null;
+      server.public_ipv6_prefix = ipv6?.prefix ?? null;
+      server.ipv6_renumber_available = false;
+    }
+    if (change.ipv6_renumber_available !== undefined) server.ipv6_renumber_available = change.ipv6_renumber_available;
   }
 
   /** Replaces a server's network legs (at most 7; one per network). */
@@ -350,6 +345,20 @@ export class World {
   isServerPublicIpv6(ip: IpAddress): boolean {
     return [...this.servers.values()].some((s) => s.public_ipv6 && parseIp(s.public_ipv6)?.text === ip.text);
   }
+}
+
+/** `text` as server `id`'s public IPv6 (canonical) and its /64, or a 400 naming the field. */
+function publicIpv6Of(id: string, text: string): { address: string; prefix: string } {
+  const ip = parseIp(text);
+  if (!ip || ip.family !== 6) throw badRequest(`server ${id}: public_ipv6 must be an IPv6 address, not "${text}"`);
+  return { address: ip.text, prefix: `${addressInPrefix(parsePrefix(`${ip.text}/64`)!, 0n).text}/64` };
+}
+
+/** `text` as server `id`'s public IPv4 (canonical), or a 400 naming the field. */
+function publicIpv4Of(id: string, text: string): string {
+  const ip = parseIp(text);
+  if (!ip || ip.family !== 4) throw badRequest(`server ${id}: public_ipv4 must be an IPv4 address, not "${text}"`);
+  return ip.text;
 }
 
 function isPrivateIpv4(prefix: IpPrefix): boolean {

@@ -17,6 +17,11 @@ export function zoneHasLoadBalancerHa(zone: ZoneState): boolean {
   return zone.compute_nodes >= 2;
 }
 
+/** True when a server can be live-migrated (two compute nodes and Ankra Storage, `ceph`). */
+export function zoneHasLiveMigration(zone: ZoneState): boolean {
+  return zone.compute_nodes >= 2 && zone.storage_backends.includes("ceph");
+}
+
 /** True when edges can be placed on separate VMs (three servers). */
 export function zoneHasSeparateEdges(zone: ZoneState): boolean {
   return zone.servers >= 3;
@@ -42,7 +47,7 @@ export function zoneCapabilities(zone: ZoneState, publicIpv4Free: number): Recor
   const ceph = zone.storage_backends.includes("ceph");
   const features = {
     compute: zone.compute_nodes >= 1,
-    live_migration: zone.compute_nodes >= 2 && ceph,
+    live_migration: zoneHasLiveMigration(zone),
     ha_restart: zone.compute_nodes >= 2 && ceph,
     load_balancer_ha: zoneHasLoadBalancerHa(zone),
     separate_edges: zoneHasSeparateEdges(zone),
@@ -123,6 +128,8 @@ export function networkDocument(
 /** The `Server` document. */
 export function serverDocument(server: ServerState, zones: ReadonlyMap<string, ZoneState>): Record<string, unknown> {
   const plan = PLANS[server.plan] ?? { cores: 2, memory: 4096, storage: 40 };
+  const op = server.active_operation;
+  const active = op && (op.status === "pending" || op.status === "running") ? op : undefined;
   return {
     id: server.id,
     zone: server.zone,
@@ -135,13 +142,16 @@ export function serverDocument(server: ServerState, zones: ReadonlyMap<string, Z
     storage_gibibytes: plan.storage,
     template: "debian-12",
     state: server.state,
-    desired_power: server.state === "stopped" || server.state === "stopping" ? "stopped" : "running",
+    // A stop asked for is the desired power at once; the state follows when the operation gets there.
+    desired_power: ["stopped", "stopping"].includes(server.state) || active?.kind === "server.stop"
+      ? "stopped"
+      : "running",
     state_detail: server.state === "error" ? "the hypervisor reported a failure" : "",
     public_ipv4: server.public_ipv4,
     public_ipv6: server.public_ipv6,
     public_ipv6_prefix: server.public_ipv6_prefix,
     public_ipv6_is_private: server.public_ipv6_is_private,
-    ipv6_renumber_available: false,
+    ipv6_renumber_available: server.ipv6_renumber_available,
     ssh_command: server.public_ipv4 ? `ssh root@${server.public_ipv4}` : null,
     mac_address: server.mac_address,
     labels: server.labels,
@@ -149,11 +159,23 @@ export function serverDocument(server: ServerState, zones: ReadonlyMap<string, Z
     ha_policy: "restart",
     migration_policy: "default",
     cpu_pool: null,
-    active_operation: null,
+    active_operation: active ? operationDocument(active) : null,
     created_at: server.created_at,
     updated_at: server.updated_at,
     managed_by: null,
   };
+}
+
+/**
+ * Where an operation is: its step's machine name, that step's number (from 1) and how many there are, `done` the
+ * last; `pending` (0) while it waits. An operation without named steps has one, `configure`.
+ */
+function operationStep(op: OperationState): { step: string; step_index: number; step_count: number } {
+  const names = op.steps?.map((s) => s.name) ?? ["configure"];
+  const count = names.length + 1;
+  if (op.status === "pending") return { step: "pending", step_index: 0, step_count: count };
+  if (op.status === "running") return { step: names[op.stepIndex], step_index: op.stepIndex + 1, step_count: count };
+  return { step: "done", step_index: count, step_count: count };
 }
 
 /** The API document of an operation. */
@@ -170,9 +192,7 @@ export function operationDocument(op: OperationState, withEvents = false): Recor
     load_balancer_id: op.load_balancer_id,
     edge_id: op.edge_id,
     status: op.status,
-    step: op.status === "running" ? "configure" : "done",
-    step_index: op.status === "running" ? 1 : 2,
-    step_count: 2,
+    ...operationStep(op),
     error: op.error,
     created_at: op.created_at,
     started_at: op.started_at,

@@ -57,17 +57,32 @@ export interface ServerState {
   public_ipv6: string | null;
   public_ipv6_prefix: string | null;
   public_ipv6_is_private: boolean;
+  /** The server's /64 comes from a pool being drained: its public IPv6 is due to be renumbered. */
+  ipv6_renumber_available: boolean;
   labels: Record<string, string>;
   mac_address: string;
   created_at: string;
   updated_at: string;
   interfaces: InterfaceState[];
+  /** The operation on it that is pending or running (`server.stop`, `server.delete`, `server.migrate`), else null. */
+  active_operation: OperationState | null;
   seq: number;
+}
+
+/** A step of an operation after its start: its machine name, when it begins, and the change it makes then. */
+interface OperationStep {
+  name: string;
+  /** Clock time at which it begins. */
+  at: number;
+  /** Applied when it begins, with its clock time. */
+  apply?: (at: number) => void;
 }
 
 /** An asynchronous operation. */
 export interface OperationState {
   id: string;
+  /** Creation order (lists of operations are newest first). */
+  seq: number;
   kind: string;
   status: "pending" | "running" | "succeeded" | "failed" | "cancelled";
   load_balancer_id: string | null;
@@ -79,10 +94,18 @@ export interface OperationState {
   finished_at: string | null;
   deadline_at: string;
   events: { at: string; kind: string; message: string; data: Record<string, unknown> }[];
+  /** Clock time at which it stops being `pending` and runs (its creation time for one that never waits). */
+  startAt: number;
   /** Clock time at which it finishes. */
   finishAt: number;
-  /** Applied when it finishes. */
-  onFinish?: () => void;
+  /** Its named steps, the first at `startAt`; absent: one step (`configure`). */
+  steps?: OperationStep[];
+  /** The step it is at (an index into `steps`; 0 before it runs). */
+  stepIndex: number;
+  /** Set: it ends `failed` with this error at its finish time, instead of `succeeded`. */
+  failWith?: string;
+  /** Applied when it finishes (succeeded or failed), with its clock time. */
+  onFinish?: (at: number) => void;
 }
 
 /** Token scopes. */

@@ -19,7 +19,7 @@
 import { CLUSTER_LABEL, EDGE_IN_USE_ANNOTATION } from "../ankra_names.ts";
 import { AnkraCloudClient } from "../cloud/client.ts";
 import type { Edge } from "../cloud/schemas.ts";
-import type { Command } from "../config/config.ts";
+import type { Command } from "../config/command.ts";
 import { readClusterUid } from "../controllers/cluster_identity.ts";
 import { applyCloudCalls } from "../controllers/cloud_call_executor.ts";
 import { causeChain } from "../error_text.ts";

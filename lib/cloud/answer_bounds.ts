@@ -1,14 +1,14 @@
 /**
  * How much of an Ankra Cloud answer the transport reads and believes: the body up to {@linkcode ANSWER_LIMIT_BYTES}
- * (an error's up to 1 MiB), at most {@linkcode ANSWER_LIMIT_VALUES} JSON values parsed, `Retry-After` bounded to
- * {@linkcode MAX_RETRY_AFTER_MS}, the `X-RateLimit-*` numbers, and the documented `reason` values that may become a
- * metric label (any other text counts as its error kind, so the label's values stay a small fixed set).
+ * (an error's up to 1 MiB), at most {@linkcode ANSWER_LIMIT_VALUES} JSON values parsed, the `X-RateLimit-*` numbers,
+ * and the documented `reason` values that may become a metric label (any other text counts as its error kind, so the
+ * label's values stay a small fixed set). `Retry-After` is read as the Kubernetes client reads it, in
+ * `lib/retry_after.ts` (at most 5 minutes).
  *
  * @module
  */
 import { AnswerTooLargeError, MIB, readBoundedText } from "../runtime/bounded_body.ts";
 import type { CloudApiError } from "./errors.ts";
-import { MAX_WAIT_MS } from "./request_budget.ts";
 
 /** The `reason` of a 401 answered to a token that has been replaced since: retried at once with the new token. */
 export const TOKEN_ROTATED = "token_rotated";
@@ -39,9 +39,6 @@ export async function answerText(response: Response): Promise<string> {
   }
 }
 
-/** The longest wait a `Retry-After` is followed for: 5 minutes (as for a rate-limit window's reset). */
-export const MAX_RETRY_AFTER_MS = MAX_WAIT_MS;
-
 /** The API's documented `reason` values: the only ones a metric label takes (others count as their error kind). */
 const KNOWN_REASONS: ReadonlySet<string> = new Set([
   TOKEN_ROTATED,
@@ -63,18 +60,6 @@ export function headerNumber(headers: Headers, name: string): number | undefined
   if (value === null || value.trim() === "") return undefined;
   const parsed = Number(value);
   return Number.isFinite(parsed) ? parsed : undefined;
-}
-
-/**
- * Parses `Retry-After` (seconds or an HTTP date) into milliseconds, at most {@linkcode MAX_RETRY_AFTER_MS}: an API
- * asking for longer (a bug, or `99999999`) is asked again after 5 minutes instead of freezing every call for years.
- */
-export function parseRetryAfter(value: string | null, nowMs = Date.now()): number | undefined {
-  if (value === null || value.trim() === "") return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Math.min(MAX_RETRY_AFTER_MS, Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, date - nowMs));
 }
 
 /** The `cause` label of a retry: a documented `reason`, else the error's kind (a bounded set either way). */

@@ -38,7 +38,7 @@ interface ClientConfig {
 export interface ClientOptions {
   /** Metrics registry for request metrics. */
   metrics?: MetricsRegistry;
-  /** Overrides of `DEFAULT_RETRY_POLICY` (5 attempts, 0.5 s doubling to 8 s, 60 s in all). */
+  /** Overrides of `DEFAULTS.cloudRetry` (5 attempts, 0.5 s doubling to 8 s, 60 s in all). */
   retry?: Partial<RetryPolicy>;
   /** A budget to share; a new one from the configuration otherwise. */
   budget?: CloudRequestBudget;

@@ -43,6 +43,8 @@ interface CloudErrorDetails {
   retryAfterMs?: number;
   /** The underlying error (network, abort, validation). */
   cause?: unknown;
+  /** True when the request may have taken effect (`create_outcome.ts` decides; the transport sets it). */
+  outcomeUnknown?: boolean;
 }
 
 /** An error from the Ankra Cloud API or on the way to it. */
@@ -59,6 +61,14 @@ export class CloudApiError extends Error {
   readonly detail?: string;
   /** Requested wait before retrying, milliseconds. */
   readonly retryAfterMs?: number;
+  /**
+   * True when the request may have taken effect although it failed — above all a create: its answer could not be read,
+   * none arrived, a 5xx came back, or the API cannot say (a problem `reason` starting `idempotency_key_`). A keyed
+   * create has already been sent again with its key as often as the retries allow; look the resource up (by its
+   * labels) before creating it again. The rule is `createOutcomeUnknown` (`create_outcome.ts`).
+   */
+  readonly outcomeUnknown: boolean;
+  readonly #details: CloudErrorDetails;
 
   /** Creates the error; the message is built from `kind` and `details` and passed through secret redaction. */
   constructor(kind: CloudErrorKind, details: CloudErrorDetails) {
@@ -70,15 +80,13 @@ export class CloudApiError extends Error {
     this.reason = details.reason;
     this.detail = details.detail;
     this.retryAfterMs = details.retryAfterMs;
+    this.outcomeUnknown = details.outcomeUnknown === true;
+    this.#details = details;
   }
 
-  /**
-   * True when the API cannot say whether the request took effect — its idempotency key is still in progress, was used
-   * for another request, or its outcome or stored answer is unknown (a problem `reason` starting `idempotency_key_`):
-   * a create may have happened, so look the resource up before creating it again.
-   */
-  get outcomeUnknown(): boolean {
-    return this.reason?.startsWith("idempotency_key_") === true;
+  /** The same error, saying the request may have taken effect ({@linkcode CloudApiError.outcomeUnknown}). */
+  withOutcomeUnknown(): CloudApiError {
+    return this.outcomeUnknown ? this : new CloudApiError(this.kind, { ...this.#details, outcomeUnknown: true });
   }
 
   /** True for errors worth retrying later (outages, rate limits, timeouts); false for answers that will not change. */
@@ -117,6 +125,9 @@ function describe(kind: CloudErrorKind, details: CloudErrorDetails): string {
   }
   if (details.retryAfterMs !== undefined && kind === "rate_limited") {
     parts.push(`(retry after ${Math.ceil(details.retryAfterMs / 1000)} s)`);
+  }
+  if (details.outcomeUnknown && !details.reason?.startsWith("idempotency_key_")) {
+    parts.push("- the request may have taken effect");
   }
   return parts.join(" ");
 }

@@ -104,9 +104,10 @@ export interface LoadBalancerCalls {
   /** `get_load_balancer`: the full document with frontends, backends and members. */
   getLoadBalancer(loadBalancerId: string, signal?: AbortSignal, options?: PriorityOption): Promise<LoadBalancer>;
   /**
-   * `create_load_balancer` with an `Idempotency-Key` reused by every retry, so a lost answer never creates a second
-   * billable load balancer. A `conflict` with reason `idempotency_key_outcome_unknown` or
-   * `idempotency_key_answer_not_stored` means: look the load balancer up by its labels before creating again.
+   * `create_load_balancer` with an `Idempotency-Key` reused by every retry, so a lost or unreadable answer never
+   * creates a second billable load balancer: the API replays the first answer. An error with `outcomeUnknown` (the
+   * retries ran out, or the API answered `idempotency_key_outcome_unknown` or `idempotency_key_answer_not_stored`)
+   * means: look the load balancer up by its labels before creating again.
    */
   createLoadBalancer(
     input: CreateLoadBalancerInput,

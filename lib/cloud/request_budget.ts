@@ -21,11 +21,15 @@
  *
  * @module
  */
+import { MAX_RETRY_AFTER_MS } from "../retry_after.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
 
-/** The longest the budget holds callers for one window's end or one pause: 5 minutes. */
-export const MAX_WAIT_MS = 5 * 60_000;
+/**
+ * The longest the budget holds callers for one window's end or one pause: 5 minutes, the longest `Retry-After` the
+ * transport follows (a pause is one), so the two bounds cannot drift apart.
+ */
+export const MAX_WAIT_MS = MAX_RETRY_AFTER_MS;
 
 /** Rate-limit headers of one answer. */
 interface RateLimitObservation {

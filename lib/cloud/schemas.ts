@@ -23,7 +23,10 @@ export const ProblemSchema = v.object({
 /** `Labels`: string values by key. */
 const LabelsSchema = v.record(v.string(), v.string());
 
-/** `Operation` (the fields a controller reads; the rest is dropped). */
+/**
+ * `Operation` (the fields a controller reads; the rest is dropped). `kind` is any string: the API's `OperationKind` has
+ * ~70 values and grows; a reader matches the few it acts on (`server.stop`, …) and passes over the others.
+ */
 const OperationSchema = v.object({
   id: v.string(),
   kind: v.string(),
@@ -33,6 +36,7 @@ const OperationSchema = v.object({
   edge_id: optionalNullableString,
   server_id: optionalNullableString,
   created_at: v.string(),
+  started_at: optionalNullableString,
   finished_at: optionalNullableString,
 });
 /** An asynchronous operation. */
@@ -53,7 +57,12 @@ const ServerSchema = v.object({
   public_ipv6: optionalNullableString,
   public_ipv6_prefix: optionalNullableString,
   public_ipv6_is_private: v.optional(v.boolean(), false),
+  // The server's /64 comes from a pool Ankra Cloud is draining: its public IPv6 is due to change (the doctor warns).
+  ipv6_renumber_available: v.optional(v.boolean(), false),
   labels: v.optional(LabelsSchema, {}),
+  // The operation running on it (a stop, delete or live migration announced before the state changes). One the
+  // controller cannot read counts as none, rather than costing the whole server: its state still tells what it is.
+  active_operation: v.optional(v.fallback(v.nullable(OperationSchema), null)),
   created_at: v.optional(v.string()),
   updated_at: v.optional(v.string()),
 });
@@ -318,5 +327,7 @@ export const RESPONSE_SCHEMAS = {
   create_edge: v.object({ edge: EdgeSchema, operation: OperationSchema }),
   delete_edge: envelopeSchema("operation", OperationSchema),
   get_operation: envelopeSchema("operation", OperationSchema),
+  // Not called by the controller (the server list carries each server's active operation); the contract tests'.
+  list_operations: listSchema(OperationSchema),
   get_quotas: QuotaSchema,
 } as const;

@@ -4,13 +4,17 @@
  * exponential backoff that honour `Retry-After`, `Idempotency-Key` reuse across the retries of a create, answer
  * validation with valibot (list answers item by item: a bad item costs that item only), and request metrics.
  *
- * Retried: reads and idempotent writes (GET, PUT, PATCH, DELETE) and keyed creates, on 429, 5xx (except 501),
- * timeouts and network errors; every method on 429 (the request was not processed). Never retried: other 4xx.
+ * Retried: reads and idempotent writes (GET, PUT, PATCH, DELETE) on 5xx (except 501), timeouts and network errors;
+ * keyed creates whenever their outcome is unknown (`create_outcome.ts`: those failures, and also a 2xx whose body
+ * cannot be read), with the same `Idempotency-Key`, so the API replays the first answer; every method on 429 (the
+ * request was not processed). Never retried: other 4xx, an unkeyed create that may have happened. A call one of
+ * whose attempts left a create's outcome unknown fails with `outcomeUnknown` set, whatever its last attempt got.
  *
  * Bounded whatever the API answers (`answer_bounds.ts`): a body is read up to 8 MiB (a larger one, announced or not,
- * is an `invalid_answer` "answer too large", read no further and not retried) and parsed only when it holds at most
- * 200,000 JSON values, `Retry-After` counts for at most 5 minutes, redirects are refused (the API sends none), and
- * the retry metric's `cause` label takes only the API's documented `reason` values.
+ * is an `invalid_answer` "answer too large", read no further and not retried but for a keyed create) and parsed only
+ * when it holds at most 200,000 JSON values, `Retry-After` counts for at most 5 minutes (`lib/retry_after.ts`),
+ * redirects are refused (the API sends none), and the retry metric's `cause` label takes only the API's documented
+ * `reason` values.
  *
  * @module
  */
@@ -20,19 +24,14 @@ import * as log from "../log.ts";
 import { redact, registerSecret } from "../log.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { CloudApiError, type CloudErrorKind, kindForStatus } from "./errors.ts";
+import { createOutcomeUnknown, resentAsSameRequest } from "./create_outcome.ts";
 import { ProblemSchema } from "./schemas.ts";
 import type { CloudRequestBudget } from "./request_budget.ts";
-import {
-  ANSWER_LIMIT_VALUES,
-  answerText,
-  headerNumber,
-  parseRetryAfter,
-  retryCause,
-  TOKEN_ROTATED,
-} from "./answer_bounds.ts";
+import { ANSWER_LIMIT_VALUES, answerText, headerNumber, retryCause, TOKEN_ROTATED } from "./answer_bounds.ts";
 import { abortableSleep } from "../runtime/abort.ts";
 import { AnswerTooLargeError, mayExceedJsonValues } from "../runtime/bounded_body.ts";
 import { causeChain } from "../error_text.ts";
+import { parseRetryAfter } from "../retry_after.ts";
 import { systemCaCertificates } from "../tls.ts";
 import { fixedToken, TokenFile, type TokenSource } from "./token_source.ts";
 import { DEFAULTS } from "../defaults.ts";
@@ -48,14 +47,6 @@ export interface RetryPolicy {
   /** Give up once this much time has passed since the first attempt, milliseconds. */
   maxElapsedMs: number;
 }
-
-/** Default retries: 5 attempts, 0.5 s doubling to 8 s, at most 60 s in all. */
-const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: 5,
-  baseDelayMs: 500,
-  maxDelayMs: 8_000,
-  maxElapsedMs: 60_000,
-};
 
 /** Options of {@linkcode CloudTransport}. */
 interface TransportOptions {
@@ -73,7 +64,7 @@ interface TransportOptions {
   timeoutMs?: number;
   /** The process-wide request budget. */
   budget: CloudRequestBudget;
-  /** Retry limits (default {@linkcode DEFAULT_RETRY_POLICY}). */
+  /** Retry limits (default {@linkcode DEFAULTS.cloudRetry}). */
   retry?: Partial<RetryPolicy>;
   /** Registry receiving the request metrics. */
   metrics?: MetricsRegistry;
@@ -148,7 +139,7 @@ export class CloudTransport {
     registerSecret(options.token);
     this.#tokens = options.tokens ??
       (options.tokenFile ? new TokenFile(options.tokenFile, options.token) : fixedToken(options.token));
-    this.#retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.#retry = { ...DEFAULTS.cloudRetry, ...options.retry };
     this.#random = options.random ?? Math.random;
     this.#sleep = options.sleep ?? abortableSleep;
     const caCerts = [...systemCaCertificates(), ...(options.caBundle ? [options.caBundle] : [])];
@@ -227,9 +218,9 @@ export class CloudTransport {
   #retryable(spec: CallSpec<v.GenericSchema | undefined>, error: CloudApiError): boolean {
     if (error.kind === "rate_limited") return true;
     if (error.reason === TOKEN_ROTATED) return true;
-    if (error.reason === "idempotency_key_in_progress") return true;
-    const safe = spec.method !== "POST" || spec.idempotent === true;
-    if (!safe) return false;
+    // A keyed create whose outcome is unknown goes again with its key: the API replays the first answer.
+    if (resentAsSameRequest(spec, error)) return true;
+    if (spec.method === "POST") return false;
     return error.kind === "server_error" || error.kind === "unavailable" || error.kind === "timeout" ||
       error.kind === "network";
   }
@@ -247,19 +238,25 @@ export class CloudTransport {
   async call<S extends v.GenericSchema | undefined>(spec: CallSpec<S>): Promise<CallResult<S>> {
     const started = performance.now();
     const idempotencyKey = spec.idempotent ? crypto.randomUUID() : undefined;
+    // Once one attempt may have taken effect, the call's outcome stays unknown, whatever the later attempts get (a
+    // 429 burst after a lost answer is no proof that nothing was created).
+    let unknown = false;
     for (let attempt = 1;; attempt++) {
       try {
         return await this.#attempt(spec, idempotencyKey);
       } catch (cause) {
         if (!(cause instanceof CloudApiError)) throw cause;
+        unknown ||= createOutcomeUnknown(spec, cause);
         const elapsed = performance.now() - started;
-        if (!this.#retryable(spec, cause) || attempt >= this.#retry.maxAttempts || spec.signal?.aborted) throw cause;
+        if (!this.#retryable(spec, cause) || attempt >= this.#retry.maxAttempts || spec.signal?.aborted) {
+          throw unknown ? cause.withOutcomeUnknown() : cause;
+        }
         const wait = cause.reason === TOKEN_ROTATED
           ? 0
           : cause.retryAfterMs !== undefined
           ? cause.retryAfterMs + Math.round(this.#random() * 250)
           : this.#backoff(attempt);
-        if (elapsed + wait > this.#retry.maxElapsedMs) throw cause;
+        if (elapsed + wait > this.#retry.maxElapsedMs) throw unknown ? cause.withOutcomeUnknown() : cause;
         this.#metrics?.retries.inc({ operation: spec.operation, cause: retryCause(cause) });
         await this.#sleep(wait, spec.signal);
       }

@@ -1,31 +1,30 @@
 /**
  * The configuration of the controller: command-line flags and environment variables turned into one validated
- * {@linkcode Config}, and the decision what the process does ({@linkcode resolveCommand}).
+ * {@linkcode Config} ({@linkcode buildConfig}). What the process does with its arguments (help, version, doctor,
+ * cleanup, run) is decided in `command.ts`, which builds the configuration here.
  *
- * The parts live beside it in `lib/config/`: the option table (`options.ts`) and `--help` rendered from it (`help_text.ts`),
- * how each value is read (`option_readers.ts`), the command line (`command_line.ts`), the upstream
+ * The parts live beside it in `lib/config/`: the option table (`options.ts`) and `--help` rendered from it
+ * (`help_text.ts`), how each value is read (`option_readers.ts`), the command line (`command_line.ts`), the upstream
  * cloud-controller-manager flags accepted for compatibility (`upstream_flags.ts`, `upstream_flag_rules.ts`) and the
  * Ankra Cloud connection settings (`cloud_settings.ts`). This module assembles them and checks the rules that involve
  * several settings.
  *
- * Every problem is reported as a `ConfigError` (`lib/config_error.ts`, a leaf every layer may throw): one line naming the flag or variable and saying
- * what to do. The Ankra Cloud token is never put in a message.
+ * Every problem is reported as a `ConfigError` (`lib/config_error.ts`, a leaf every layer may throw): one line naming
+ * the flag or variable and saying what to do. The Ankra Cloud token is never put in a message.
  *
  * @module
  */
 import { readAllowedResources, readApiUrl, readCaBundle, type ReadFile, readToken } from "./cloud_settings.ts";
-import { type GivenFlags, readArgs } from "./command_line.ts";
+import type { GivenFlags } from "./command_line.ts";
 import { ConfigError } from "../config_error.ts";
-import { helpText } from "./help_text.ts";
 import { readOptions } from "./options.ts";
 import { upstreamFlagWarnings } from "./upstream_flag_rules.ts";
-import { parseGoBoolean } from "../go_syntax.ts";
 import type { HighAvailabilityMode } from "../provider/service/service_plan.ts";
 import type { AllowedResources } from "../provider/service/allowed_resources.ts";
 import type { ServingMode } from "../provider/service/annotations.ts";
 import { parseReservedPorts, type ReservedRange } from "../provider/service/reserved_ports.ts";
+import { parseServerLabelSelector, type ServerLabelSelector } from "../provider/node/server_labels.ts";
 import { encryptedOrLoopback } from "../tls.ts";
-import { PROGRAM, VERSION } from "../version.ts";
 
 /** Names of the controllers this binary runs, selected with `--controllers`. */
 type ControllerName = "cloud-node" | "cloud-node-lifecycle" | "service" | "route";
@@ -104,6 +103,8 @@ export interface Config {
   nodeMonitorPeriodMs: number;
   /** Period of the shared server list, milliseconds. */
   serverListPeriodMs: number;
+  /** `--node-labels-from-server`: the server labels copied onto Nodes; undefined copies none. */
+  nodeLabelsFromServer?: ServerLabelSelector;
   /** Longest time a load balancer is trusted as last read before it is read again (drift check), milliseconds. */
   loadBalancerDriftPeriodMs: number;
   /** How long a member the load balancer loses drains with weight 0 before it leaves (0: at once), milliseconds. */
@@ -139,14 +140,6 @@ export interface Config {
   warnings: string[];
 }
 
-/** What `resolveCommand` decided the process should do. */
-export type Command =
-  | { kind: "help"; text: string }
-  | { kind: "version"; text: string }
-  | { kind: "run"; config: Config }
-  | { kind: "doctor"; output: "text" | "json"; config?: Config; problem?: string }
-  | { kind: "cleanup"; config: Config; clusterUid?: string; includeReleased: boolean };
-
 const KNOWN_CONTROLLERS: Record<string, ControllerName> = {
   "cloud-node": "cloud-node",
   "cloud-node-controller": "cloud-node",
@@ -180,89 +173,6 @@ function parseControllers(value: string): ControllerName[] {
   return [...chosen].filter((name) => !removed.has(name));
 }
 
-/** Sources the configuration reads; tests pass their own. */
-interface ConfigSources {
-  /** Variables by name (`ANKRA_CLOUD_*`, …); one that is unset is undefined. */
-  env: Record<string, string | undefined>;
-  /** Reads a text file (token file, CA bundle). */
-  readFile?: ReadFile;
-}
-
-function versionText(value: string): string | undefined {
-  if (value === "raw") {
-    return [
-      `${PROGRAM} ${VERSION}`,
-      `  runtime: deno ${Deno.version.deno} (v8 ${Deno.version.v8})`,
-      `  platform: ${Deno.build.os}/${Deno.build.arch === "x86_64" ? "amd64" : "arm64"}`,
-    ].join("\n");
-  }
-  const asBoolean = parseGoBoolean(value);
-  if (asBoolean === undefined) {
-    throw new ConfigError(`--version must be true, false or raw, not "${value.slice(0, 40)}"`);
-  }
-  return asBoolean ? `${PROGRAM} ${VERSION}` : undefined;
-}
-
-/**
- * Decides what the process does from its arguments and environment: print help or the version, run the doctor, or
- * run the controller with a validated {@linkcode Config}.
- *
- * @throws {ConfigError} on any bad or missing setting (for `doctor`, only on a bad command line: a bad setting is
- * reported as its first finding).
- */
-export function resolveCommand(args: string[], sources: ConfigSources): Command {
-  const readFile = sources.readFile ?? Deno.readTextFileSync;
-  if (args[0] === "doctor") {
-    const given = readArgs(args.slice(1), ["output"]);
-    if (given.ours.get("help") === "true") return { kind: "help", text: helpText() };
-    const output = given.ours.get("output") ?? "text";
-    if (output !== "text" && output !== "json") {
-      throw new ConfigError(`--output must be text or json, not "${output.slice(0, 40)}"`);
-    }
-    given.ours.delete("output");
-    try {
-      return { kind: "doctor", output, config: buildConfig(given, sources.env, readFile) };
-    } catch (cause) {
-      if (cause instanceof ConfigError) return { kind: "doctor", output, problem: cause.message };
-      throw cause;
-    }
-  }
-  if (args[0] === "cleanup") return cleanupCommand(args.slice(1), sources.env, readFile);
-  const given = readArgs(args);
-  const help = given.ours.get("help");
-  if (help !== undefined && parseGoBoolean(help)) return { kind: "help", text: helpText() };
-  const version = given.ours.get("version");
-  if (version !== undefined) {
-    const text = versionText(version);
-    if (text) return { kind: "version", text };
-  }
-  return { kind: "run", config: buildConfig(given, sources.env, readFile) };
-}
-
-/**
- * `cleanup [flags]`: the controller's flags plus `--cluster-uid=<uid>` and `--include-released`. `--cluster-name` must
- * be given (cleaning up the default name `kubernetes` by mistake would delete another cluster's load balancers).
- */
-function cleanupCommand(args: string[], env: Record<string, string | undefined>, readFile: ReadFile): Command {
-  const given = readArgs(args, ["cluster-uid", "include-released"], ["include-released"]);
-  if (given.ours.get("help") === "true") return { kind: "help", text: helpText() };
-  const clusterUid = given.ours.get("cluster-uid") || undefined;
-  const included = given.ours.get("include-released") ?? "false";
-  const includeReleased = parseGoBoolean(included);
-  if (includeReleased === undefined) {
-    throw new ConfigError(`--include-released must be true or false, not "${included.slice(0, 40)}"`);
-  }
-  given.ours.delete("cluster-uid");
-  given.ours.delete("include-released");
-  if (!given.ours.has("cluster-name")) {
-    throw new ConfigError(
-      "cleanup needs --cluster-name: the name the controller ran with (every load balancer with it and this " +
-        "cluster's UID is deleted)",
-    );
-  }
-  return { kind: "cleanup", config: buildConfig(given, env, readFile), clusterUid, includeReleased };
-}
-
 /** `--master` must be a URL, and https unless it names a loopback host (`kubectl proxy`). */
 function checkMaster(value: string): void {
   let url: URL;
@@ -279,7 +189,14 @@ function checkMaster(value: string): void {
   }
 }
 
-function buildConfig(
+/**
+ * The validated {@linkcode Config} of the flags given (`given`) and the environment: each option read as the option
+ * table says (`options.ts`), the Ankra Cloud connection settings (`cloud_settings.ts`), and the rules that involve
+ * several settings.
+ *
+ * @throws {ConfigError} on any bad or missing setting.
+ */
+export function buildConfig(
   given: GivenFlags,
   env: Record<string, string | undefined>,
   readFile: ReadFile,
@@ -374,6 +291,7 @@ function buildConfig(
     nodeStatusUpdateFrequencyMs: values.nodeStatusUpdateFrequency,
     nodeMonitorPeriodMs: values.nodeMonitorPeriod,
     serverListPeriodMs: values.serverListPeriod,
+    nodeLabelsFromServer: parseServerLabelSelector(values.nodeLabelsFromServer),
     loadBalancerDriftPeriodMs: values.loadBalancerDriftPeriod,
     memberDrainPeriodMs: values.memberDrainPeriod,
     sweepLeakedLoadBalancers: values.sweepLeakedLoadBalancers,

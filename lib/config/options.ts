@@ -10,6 +10,7 @@
  */
 import { ANNOTATION_PREFIX, CLUSTER_LABEL, NODE_ADDRESSES_CLASS } from "../ankra_names.ts";
 import { DEFAULT_RESERVED_PORTS } from "../provider/service/reserved_ports.ts";
+import { SERVER_LABEL_SELECTOR } from "../provider/node/server_labels.ts";
 import { ANKRA_ID, ANKRA_ID_WORDS, ZONE_NAME } from "../cloud/ids.ts";
 import { bool, choice, decimal, duration, optionalWhole, type OptionSpec, text, whole } from "./option_readers.ts";
 
@@ -176,10 +177,22 @@ export const OPTIONS = {
     default: "5s",
     help: "period of the node lifecycle check",
   }, { minMs: 100, maxMs: 3_600_000 }),
+  nodeLabelsFromServer: text({
+    flag: "node-labels-from-server",
+    help: "copy these Ankra server labels onto each server's Node under server.ankra.cloud (pool as " +
+      "server.ankra.cloud/pool, team.example/pool as team.example.server.ankra.cloud/pool), kept in step within " +
+      "--server-list-period: comma-separated label keys; an item ending in * copies every key it starts " +
+      "(team.example/*), one of just * every label; every Node label under server.ankra.cloud is then the " +
+      "controller's; empty (the default) copies none",
+  }, {
+    pattern: SERVER_LABEL_SELECTOR,
+    describe: "must be comma-separated server label keys, key prefixes ending in * (e.g. pool,team.example/*), or *",
+  }),
   serverListPeriod: duration({
     flag: "server-list-period",
     default: "60s",
-    help: "period of the one shared list of Ankra servers that every node controller reads",
+    help: "period of the one shared list of Ankra servers that the node controllers and node-address mode read (a " +
+      "server's new public address reaches node-address Services within it)",
   }, { minMs: 1_000, maxMs: 3_600_000 }),
   loadBalancerDriftPeriod: duration({
     flag: "load-balancer-drift-period",

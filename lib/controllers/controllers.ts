@@ -1,6 +1,7 @@
 /**
  * The controllers this binary runs while it leads (or, in a dry run, at once), chosen with `--controllers`: the
- * shared cloud view, the cloud-node and cloud-node-lifecycle controllers, and the service controller. This is the one
+ * shared cloud view (the server list every controller reads), the cloud-node and cloud-node-lifecycle controllers, and
+ * the service controller. This is the one
  * place where each controller is handed what it may touch: read-only views of the informers' stores
  * (`Informer.watched`), the one write interface of its kind (`nodeWriter`, `serviceWriter`: the API server, or in a
  * dry run the report), its event sinks and the Ankra client.
@@ -35,35 +36,38 @@ export function buildControllers(context: ControllerContext): Controller[] {
   const recorder = (component: string) => new EventRecorder(kube, { component, host, metrics, dryRun });
   const wanted = new Set(config.controllers);
   const controllers: Controller[] = [];
-  if (wanted.has("cloud-node") || wanted.has("cloud-node-lifecycle")) {
-    const view = new CloudView(cloud, { refreshPeriodMs: config.serverListPeriodMs });
+  // One server list every --server-list-period for all of them: the node controllers' servers, and the public
+  // addresses node-address Services are published on (which follow a server's changes within that period).
+  const view = new CloudView(cloud, { refreshPeriodMs: config.serverListPeriodMs });
+  if (wanted.has("cloud-node") || wanted.has("cloud-node-lifecycle") || wanted.has("service")) {
     controllers.push({ name: "cloud-view", run: (signal) => view.run(signal) });
-    if (wanted.has("cloud-node")) {
-      controllers.push(
-        new NodeController({
-          writes: nodeWriter(target),
-          nodes: nodes.watched(),
-          view,
-          events: recorder(EVENT_COMPONENTS.node),
-          refreshPeriodMs: config.nodeStatusUpdateFrequencyMs,
-          workers: config.concurrentNodeSyncs,
-          metrics,
-        }),
-      );
-    }
-    if (wanted.has("cloud-node-lifecycle")) {
-      controllers.push(
-        new NodeLifecycleController({
-          writes: nodeWriter(target),
-          nodes: nodes.watched(),
-          view,
-          events: recorder(EVENT_COMPONENTS.nodeLifecycle),
-          periodMs: config.nodeMonitorPeriodMs,
-          workers: config.concurrentNodeLifecycleSyncs,
-          metrics,
-        }),
-      );
-    }
+  }
+  if (wanted.has("cloud-node")) {
+    controllers.push(
+      new NodeController({
+        writes: nodeWriter(target),
+        nodes: nodes.watched(),
+        view,
+        events: recorder(EVENT_COMPONENTS.node),
+        refreshPeriodMs: config.nodeStatusUpdateFrequencyMs,
+        workers: config.concurrentNodeSyncs,
+        metrics,
+        serverLabels: config.nodeLabelsFromServer,
+      }),
+    );
+  }
+  if (wanted.has("cloud-node-lifecycle")) {
+    controllers.push(
+      new NodeLifecycleController({
+        writes: nodeWriter(target),
+        nodes: nodes.watched(),
+        view,
+        events: recorder(EVENT_COMPONENTS.nodeLifecycle),
+        periodMs: config.nodeMonitorPeriodMs,
+        workers: config.concurrentNodeLifecycleSyncs,
+        metrics,
+      }),
+    );
   }
   if (wanted.has("service")) {
     const endpointSlices = endpointSliceInformer(kube, { metrics });
@@ -88,6 +92,7 @@ export function buildControllers(context: ControllerContext): Controller[] {
         writes: serviceWriter(target),
         serverVersion: () => kube.serverVersion(),
         cloud,
+        servers: view,
         services: services.watched(),
         nodes: nodes.watched(),
         clusterName: config.clusterName,
@@ -112,18 +117,19 @@ export function buildControllers(context: ControllerContext): Controller[] {
         metrics,
         endpoints: new ReadyEndpoints(endpointSlices.watched()),
       }).run(signal)));
-    if (config.sweepLeakedLoadBalancers) {
-      controllers.push(once("load-balancer-sweeper", (uid, signal) =>
-        new LoadBalancerSweeper({
-          cloud,
-          services: services.watched(),
-          clusterName: config.clusterName,
-          clusterUid: uid,
-          periodMs: config.loadBalancerDriftPeriodMs,
-          dryRun,
-          metrics,
-        }).run(signal)));
-    }
+    // Leaks only with --sweep-leaked-load-balancers; duplicates (several for one Service) always.
+    controllers.push(once("load-balancer-sweeper", (uid, signal) =>
+      new LoadBalancerSweeper({
+        cloud,
+        services: services.watched(),
+        clusterName: config.clusterName,
+        clusterUid: uid,
+        periodMs: config.loadBalancerDriftPeriodMs,
+        sweepLeaked: config.sweepLeakedLoadBalancers,
+        events: recorder(EVENT_COMPONENTS.service),
+        dryRun,
+        metrics,
+      }).run(signal)));
   }
   return controllers;
 }

@@ -5,13 +5,14 @@
  *   are skipped; remarks about settings that work but deserve attention make it a warning);
  * - the API answers, with TLS verified; the token is valid;
  * - the token may make changes, and the account may create billable resources — read from the operate probe's
- *   answer (see `facts.ts`);
+ *   answer (see `operate_probe.ts`);
  * - the account has room for another load balancer.
  *
  * @module
  */
 import { ANNOTATION_PREFIX, CLUSTER_LABEL, CLUSTER_UID_LABEL, DOCTOR_PROBE_LABEL } from "../ankra_names.ts";
-import { type Fetched, OPERATE_PROBE, type ProbeOutcome, type Reachability, type ReadFailure } from "./facts.ts";
+import type { Fetched, Reachability, ReadFailure } from "./fetched.ts";
+import { OPERATE_PROBE, type ProbeOutcome } from "./operate_probe.ts";
 import { type CheckName, fail, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
 
 /** The check of the configuration. */

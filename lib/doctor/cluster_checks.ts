@@ -27,15 +27,14 @@ import { parseGoBoolean } from "../go_syntax.ts";
 import { UNINITIALIZED_TAINT } from "../provider/node/node_plan.ts";
 import { k3sArgs, k3sServersRunningServiceLb } from "../provider/k3s.ts";
 import {
-  type AccessAnswer,
   CLOUD_CONTROLLER_LEASE_NAMESPACE,
   type ClusterFacts,
-  describeAccess,
-  type Fetched,
   K3S_CLOUD_CONTROLLER_LEASE,
   type LeaseFacts,
   UPSTREAM_CLOUD_CONTROLLER_LEASE,
 } from "./facts.ts";
+import type { Fetched } from "./fetched.ts";
+import { type AccessAnswer, describeAccess } from "./required_permissions.ts";
 import { type CheckName, fail, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
 import { objectKey } from "../kube/object_key.ts";
 

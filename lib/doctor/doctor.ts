@@ -3,7 +3,8 @@
  * something is wrong. It reads the configuration, the Ankra Cloud API and the Kubernetes API (`gather_facts.ts`),
  * turns what it read into findings (`checklist.ts`) and prints them as a checklist or, with `--output=json`, as one
  * JSON document (`report.ts`). It changes nothing in Kubernetes or Ankra Cloud; its only write-shaped request is the
- * operate probe the API must refuse (`facts.ts`). See docs/doctor.md.
+ * operate probe the API must refuse (`operate_probe.ts`), sent only when the setup needs a token that may operate
+ * (`setup_needs.ts`: a setup that serves every Service on node addresses does not). See docs/doctor.md.
  *
  * A good configuration is used whole. A bad one (`command.problem`, e.g. no token) is the first finding, and the
  * doctor then still runs the Kubernetes checks when the configuration is good without the Ankra Cloud settings: it
@@ -16,7 +17,8 @@
  * @module
  */
 import { AnkraCloudClient } from "../cloud/client.ts";
-import { type Command, type Config, resolveCommand } from "../config/config.ts";
+import { type Command, resolveCommand } from "../config/command.ts";
+import type { Config } from "../config/config.ts";
 import { kubeConnection } from "../kube/kubeconfig.ts";
 import { causeChain } from "../error_text.ts";
 import { KubeClient } from "../kube/client.ts";
@@ -24,7 +26,7 @@ import type { KubeConnectionConfig } from "../kube/kubeconfig.ts";
 import { configureLogging, redact } from "../log.ts";
 import { PROGRAM, VERSION } from "../version.ts";
 import { checklist } from "./checklist.ts";
-import { doctorSettings } from "./facts.ts";
+import { doctorSettings } from "./doctor_settings.ts";
 import { gatherFacts } from "./gather_facts.ts";
 import { type DoctorReport, doctorReport, exitCode, formatJson, formatText } from "./report.ts";
 

@@ -1,19 +1,24 @@
 /**
  * Every request the doctor makes, in one place. All are reads except two kinds of review objects the API server
- * answers without storing (SelfSubjectReview, SelfSubjectAccessReview) and the operate probe (see `facts.ts`), a
- * `create_load_balancer` the Ankra Cloud API must refuse. Reads that depend on an earlier one (e.g. everything after
- * a refused token) are not made.
+ * answers without storing (SelfSubjectReview, SelfSubjectAccessReview) and the operate probe (`operate_probe.ts`), a
+ * `create_load_balancer` the API must refuse. Reads that depend on an earlier one (e.g. everything after a refused
+ * token) are not made, and neither are those the setup does not need (`setup_needs.ts`).
  *
- * Ankra Cloud: an unauthenticated `GET /v1/zones` (reachability, TLS), `list_zones` (token), then side by side
- * `list_servers`, `list_networks` + `get_network` of each (or `get_network` of ANKRA_CLOUD_NETWORK_ID),
- * `list_load_balancers` and the probe; then `get_zone_capabilities` of each zone of the matched nodes and of
- * ANKRA_CLOUD_ZONE.
+ * First, side by side. Ankra Cloud: an unauthenticated `GET /v1/zones` (reachability, TLS), `list_zones` (token), then
+ * side by side `list_servers` and `list_load_balancers`. Kubernetes: an unauthenticated `GET /version` (reachability,
+ * TLS), a SelfSubjectReview (who; 401 when the credentials are refused), `GET /version`, `list nodes`, `list
+ * services`, `get` of the `kube-system` namespace (its UID), `get` of three Leases, and one SelfSubjectAccessReview per
+ * permission the controller needs.
  *
- * Kubernetes: an unauthenticated `GET /version` (reachability, TLS), a SelfSubjectReview (who; 401 when the
- * credentials are refused), `GET /version`, `list nodes`, `list services`, `get` of three Leases, and one
- * SelfSubjectAccessReview per permission the controller needs. Only what the controller itself may read: `list
- * services` is in its ClusterRole, Deployments and Pods are not, so MetalLB is recognised by the annotation it writes
- * on the Services it serves, not by its Deployment in `metallb-system`.
+ * Then, from what the Services and the load balancers say the setup needs: the operate probe only when the token must
+ * operate; `list_networks` + `get_network` of each (or `get_network` of ANKRA_CLOUD_NETWORK_ID) and
+ * `get_zone_capabilities` of each zone of the matched nodes and of ANKRA_CLOUD_ZONE only when an Ankra load balancer
+ * is needed; `list pods` (every namespace) only when node-address mode is in use. A setup that serves every Service on
+ * node addresses therefore sends Ankra Cloud nothing but reads.
+ *
+ * `list services` is in the controller's ClusterRole; `list pods` is not (the doctor run with the controller's own
+ * identity skips the check that needs it, saying so; run with an administrator's kubeconfig it reads them). MetalLB is
+ * recognised by the annotation it writes on the Services it serves, not by its Deployment in `metallb-system`.
  *
  * Reachability is one unauthenticated GET whose answer (any HTTP status) proves the name resolves, the port is open
  * and TLS is trusted; without an answer, the error's whole cause chain is kept and classified, so a certificate
@@ -22,7 +27,7 @@
  *
  * @module
  */
-import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Pod, V1Service } from "@kubernetes/client-node";
 import type { AnkraCloudClient, Network } from "../cloud/client.ts";
 import { CloudApiError } from "../cloud/errors.ts";
 import { causeChain } from "../error_text.ts";
@@ -33,30 +38,31 @@ import { slimNode, slimService } from "../kube/slim.ts";
 import { redact } from "../log.ts";
 import { kubeTrustedCertificates, systemCaCertificates } from "../tls.ts";
 import { USER_AGENT } from "../version.ts";
+import type { DoctorSettings } from "./doctor_settings.ts";
 import {
-  type AccessAnswer,
-  accessChecks,
   CLOUD_CONTROLLER_LEASE_NAMESPACE,
   type CloudFacts,
   type ClusterFacts,
-  type DoctorSettings,
-  failedRead,
-  type Fetched,
-  fetched,
+  type HostPortPod,
   K3S_CLOUD_CONTROLLER_LEASE,
   type LeaseFacts,
   leaseKey,
   METALLB_ALLOCATION_ANNOTATIONS,
-  OPERATE_PROBE,
-  type ProbeOutcome,
-  type Reachability,
-  type ReadFailure,
-  selfSubjectAccessReview,
   type ServiceFacts,
-  type UnreachableKind,
   UPSTREAM_CLOUD_CONTROLLER_LEASE,
 } from "./facts.ts";
+import {
+  failedRead,
+  type Fetched,
+  fetched,
+  type Reachability,
+  type ReadFailure,
+  type UnreachableKind,
+} from "./fetched.ts";
+import { OPERATE_PROBE, type ProbeOutcome } from "./operate_probe.ts";
+import { type AccessAnswer, accessChecks, selfSubjectAccessReview } from "./required_permissions.ts";
 import { matchedServers, matchNodes, zonesToCheck } from "./placement_checks.ts";
+import { needsFromFacts } from "./setup_needs.ts";
 import { DEFAULTS } from "../defaults.ts";
 
 /** Classifies a failed request by its cause chain's text. */
@@ -168,18 +174,35 @@ async function gatherCloudBase(access: CloudAccess, settings: DoctorSettings): P
     const failure = facts.zones.failure;
     if (failure.status === 401 || failure.status === 403 || failure.kind === "invalid_answer") return facts;
   }
-  const [servers, networks, configuredNetwork, loadBalancers, probe] = await Promise.all([
+  const [servers, loadBalancers] = await Promise.all([
     read(async () => (await client.listServers()).items),
-    settings.networkId ? undefined : read(async () => {
-      const listed = (await client.listNetworks()).items;
-      return await Promise.all(listed.map((network): Promise<Network> => client.getNetwork(network.id)));
-    }),
-    settings.networkId ? read(() => client.getNetwork(settings.networkId!)) : undefined,
-    read(async () => (await client.listLoadBalancers()).items.map((lb) => ({ id: lb.id, labels: lb.labels }))),
-    sendOperateProbe(client),
+    read(async () =>
+      (await client.listLoadBalancers()).items.map((lb) => ({
+        id: lb.id,
+        labels: lb.labels,
+        name: lb.name,
+        state: lb.state,
+        created_at: lb.created_at,
+        public_ipv4: lb.public_ipv4,
+        public_ipv6: lb.public_ipv6,
+        public_ipv6_addresses: lb.public_ipv6_addresses,
+      }))
+    ),
   ]);
-  Object.assign(facts, { servers, networks, configuredNetwork, loadBalancers, probe });
+  Object.assign(facts, { servers, loadBalancers });
   return facts;
+}
+
+/** The private networks new load balancers may sit on: every one with its members, or ANKRA_CLOUD_NETWORK_ID's. */
+async function gatherNetworks(client: AnkraCloudClient, settings: DoctorSettings, facts: CloudFacts): Promise<void> {
+  if (settings.networkId) {
+    facts.configuredNetwork = await read(() => client.getNetwork(settings.networkId!));
+    return;
+  }
+  facts.networks = await read(async () => {
+    const listed = (await client.listNetworks()).items;
+    return await Promise.all(listed.map((network): Promise<Network> => client.getNetwork(network.id)));
+  });
 }
 
 /** Sends the operate probe; its refusal is the expected outcome. */
@@ -220,15 +243,46 @@ async function getLease(kube: KubeClient, namespace: string, name: string): Prom
 }
 
 /**
- * A Service as the doctor keeps it: the controller's slim view (which drops other controllers' annotations) and
- * MetalLB's allocation annotation, if it has one.
+ * A Service as the doctor keeps it: the controller's slim view (which drops other controllers' annotations),
+ * MetalLB's allocation annotation, if it has one, and its pod selector.
  */
 export function serviceFacts(service: V1Service): ServiceFacts {
   const facts: ServiceFacts = slimService(service);
   const annotations = service.metadata?.annotations ?? {};
   const key = METALLB_ALLOCATION_ANNOTATIONS.find((name) => annotations[name] !== undefined);
   if (key) facts.metalLbAllocation = `${key}=${annotations[key]}`;
+  const selector = service.spec?.selector;
+  if (selector && Object.keys(selector).length > 0) facts.selector = { ...selector };
   return facts;
+}
+
+/**
+ * A pod as the doctor keeps it when it takes ports on its node's addresses (hostNetwork: every container port;
+ * otherwise each hostPort; init containers that keep running, sidecars, count too); undefined for any other pod, for
+ * one not scheduled yet and for one that has ended.
+ */
+export function hostPortPod(pod: V1Pod): HostPortPod | undefined {
+  const nodeName = pod.spec?.nodeName;
+  const phase = pod.status?.phase;
+  if (!nodeName || phase === "Succeeded" || phase === "Failed") return undefined;
+  const hostNetwork = pod.spec?.hostNetwork === true;
+  const containers = [
+    ...(pod.spec?.containers ?? []),
+    ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always"),
+  ];
+  const ports = containers.flatMap((c) => c.ports ?? []).flatMap((p) => {
+    const port = hostNetwork ? (p.hostPort ?? p.containerPort) : p.hostPort;
+    return port ? [{ port, protocol: (p.protocol || "TCP").toUpperCase() }] : [];
+  });
+  if (ports.length === 0) return undefined;
+  return {
+    namespace: pod.metadata?.namespace ?? "",
+    name: pod.metadata?.name ?? "",
+    nodeName,
+    hostNetwork,
+    labels: pod.metadata?.labels ?? {},
+    ports,
+  };
 }
 
 /** Everything the doctor reads from the Kubernetes API. */
@@ -302,7 +356,10 @@ async function gatherCapabilities(client: AnkraCloudClient, zones: string[], fac
   zones.forEach((zone, i) => facts.capabilities[zone] = answers[i]);
 }
 
-/** Everything the doctor reads; `cloud`/`cluster` undefined when that side cannot be asked. */
+/**
+ * Everything the doctor reads; `cloud`/`cluster` undefined when that side cannot be asked. The reads of the second
+ * round depend on what the first says the setup needs (see the module documentation).
+ */
 export async function gatherFacts(
   settings: DoctorSettings,
   access: { cloud?: CloudAccess; cluster?: ClusterAccess },
@@ -311,11 +368,25 @@ export async function gatherFacts(
     access.cloud ? gatherCloudBase(access.cloud, settings) : undefined,
     access.cluster ? gatherClusterFacts(access.cluster, settings) : undefined,
   ]);
+  const needs = needsFromFacts(settings, { cloud, cluster });
+  const reads: Promise<unknown>[] = [];
   if (access.cloud && cloud?.servers) {
-    const nodes = cluster?.nodes?.ok ? cluster.nodes.value : [];
-    const servers = cloud.servers.ok ? cloud.servers.value : [];
-    const zones = zonesToCheck(matchedServers(matchNodes(nodes, servers)).map((s) => s.zone), settings.zone);
-    await gatherCapabilities(access.cloud.client, zones.map((z) => z.name), cloud);
+    const { client } = access.cloud;
+    if (needs.operate.needed) reads.push(sendOperateProbe(client).then((probe) => (cloud.probe = probe)));
+    if (needs.loadBalancer.needed) {
+      const nodes = cluster?.nodes?.ok ? cluster.nodes.value : [];
+      const servers = cloud.servers.ok ? cloud.servers.value : [];
+      const zones = zonesToCheck(matchedServers(matchNodes(nodes, servers)).map((s) => s.zone), settings.zone);
+      reads.push(gatherNetworks(client, settings, cloud), gatherCapabilities(client, zones.map((z) => z.name), cloud));
+    }
   }
+  if (access.cluster && cluster?.nodes && needs.nodeAddresses.needed) {
+    const { client } = access.cluster;
+    reads.push(
+      read(async () => (await client.list<V1Pod>("/api/v1/pods")).items.flatMap((pod) => hostPortPod(pod) ?? []))
+        .then((pods) => (cluster.pods = pods)),
+    );
+  }
+  await Promise.all(reads);
   return { cloud, cluster };
 }

@@ -1,20 +1,20 @@
 /**
- * The doctor's check of node-address mode (docs/node-addresses.md), made only when it matters: some Service is in
- * that mode (the class `ankra.cloud/node-addresses`, the annotation `load-balancer.ankra.cloud/mode: node-addresses`)
- * or `--default-load-balancer-mode=node-addresses` makes every Service so. Such a Service is published on the public
- * addresses of the servers of the nodes that serve it, so:
+ * The doctor's check of node-address mode (docs/node-addresses.md), made when the setup uses it (`setup_needs.ts`):
+ * some Service is in that mode (the class `ankra.cloud/node-addresses`, the annotation
+ * `load-balancer.ankra.cloud/mode: node-addresses`) or `--default-load-balancer-mode=node-addresses` makes every
+ * Service so. Such a Service is published on the public addresses of the servers of the nodes that serve it, so:
  *
- * - **each node that would serve has a public address**: the nodes are chosen as the controller chooses them
- *   (`eligibleNodes`, the Service's `node-selector`, then `servingNodes`: Ready ones, else all), among the nodes
- *   matched to a server; a server's public IPv6 counts unless it is a ULA only Ankra Cloud reaches
+ * - **each node that would serve has a public address**: the nodes are chosen by the controller's own decision
+ *   ({@linkcode nodesServing}), among the nodes matched to a server; a server's public IPv6 counts unless it is a ULA only Ankra Cloud reaches
  *   (`public_ipv6_is_private`), and its IPv4 add-on. The doctor reads no EndpointSlices, so for
  *   `externalTrafficPolicy: Local` it looks at every node that could hold an endpoint;
  * - **no port is refused**: a port of `--node-address-reserved-ports` is refused by the controller (`PortReserved`);
  * - **nothing else serves these Services**: k3s ServiceLB (read from the k3s servers' `k3s.io/node-args`, as
  *   `k3s-servicelb` does), and MetalLB. MetalLB is recognised by the annotation its controller writes on each Service
  *   it gives an address (`metallb.io/ip-allocated-from-pool`), not by its Deployment and DaemonSet in
- *   `metallb-system`: the doctor reads only what the controller may read, and the controller's ClusterRole has no
- *   access to Deployments or Pods. A MetalLB that has not served any Service yet is therefore not seen.
+ *   `metallb-system`: this check reads only what the controller may read, and the controller's ClusterRole has no
+ *   access to Deployments or Pods. A MetalLB that has not served any Service yet is therefore not seen. (The pods that
+ *   take ports on the nodes are `host_port_checks.ts`'s, with an administrator's identity.)
  *
  * Everything found is a warning that names what to do; pure.
  *
@@ -22,18 +22,21 @@
  */
 import { ANNOTATION_PREFIX, NODE_ADDRESSES_CLASS } from "../ankra_names.ts";
 import type { Server } from "../cloud/client.ts";
-import type { SlimNode } from "../kube/slim.ts";
+import type { SlimNode, SlimService } from "../kube/slim.ts";
+import { formatProviderId } from "../provider/provider_id.ts";
+import { UNINITIALIZED_TAINT } from "../provider/node/node_plan.ts";
+import { decideService } from "../provider/service/service_decision.ts";
+import { serverLeaving } from "../provider/node/planned_change.ts";
 import { objectKey } from "../kube/object_key.ts";
 import { k3sServersRunningServiceLb } from "../provider/k3s.ts";
-import { parseAnnotations } from "../provider/service/annotations.ts";
-import { matchesSelector } from "../provider/service/label_selector.ts";
-import { servingNodes } from "../provider/service/node_address_plan.ts";
+import { publicAddressesOf, servingNodes } from "../provider/service/node_address_plan.ts";
 import { rangeText, reservedRangeOf } from "../provider/service/reserved_ports.ts";
-import { servingMode } from "../provider/service/serving_mode.ts";
-import { eligibleNodes, serviceFamilies, wantsLoadBalancer } from "../provider/service/service_plan.ts";
-import type { DoctorSettings, ServiceFacts } from "./facts.ts";
+import { serviceFamilies } from "../provider/service/service_plan.ts";
+import type { DoctorSettings } from "./doctor_settings.ts";
+import type { ServiceFacts } from "./facts.ts";
 import type { NodeMatch } from "./placement_checks.ts";
 import { type CheckName, type Finding, nameList, pass, plural, skip, warn } from "./report.ts";
+import { type ModeRule, servedServices } from "./setup_needs.ts";
 
 /** The check of node-address mode. */
 export const NODE_ADDRESSES: CheckName = {
@@ -42,32 +45,11 @@ export const NODE_ADDRESSES: CheckName = {
 };
 
 /** The settings the check reads. */
-type ModeSettings = Pick<
-  DoctorSettings,
-  "defaultLoadBalancerMode" | "loadBalancerClass" | "requireLoadBalancerClass" | "nodeAddressReservedPorts"
->;
+type ModeSettings = ModeRule & Pick<DoctorSettings, "nodeAddressReservedPorts" | "clusterName">;
 
 /** The Services the controller serves in node-address mode (not being deleted), by namespace/name. */
-export function nodeAddressServices(services: readonly ServiceFacts[], settings: ModeSettings): ServiceFacts[] {
-  return services.filter((service) => {
-    if (service.deletionTimestamp) return false;
-    if (!wantsLoadBalancer(service, settings.loadBalancerClass, { requireClass: settings.requireLoadBalancerClass })) {
-      return false;
-    }
-    const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
-    const mode = servingMode(
-      service,
-      parsed.ok ? parsed.settings.mode : undefined,
-      settings.defaultLoadBalancerMode ?? "load-balancer",
-    );
-    return mode === "node-addresses";
-  }).sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : 1));
-}
-
-/** True when the check is made: a Service is in node-address mode, or the default mode is. */
-export function nodeAddressModeInUse(services: readonly ServiceFacts[] | undefined, settings: ModeSettings): boolean {
-  return settings.defaultLoadBalancerMode === "node-addresses" ||
-    (services !== undefined && nodeAddressServices(services, settings).length > 0);
+export function nodeAddressServices(services: readonly ServiceFacts[], settings: ModeRule): ServiceFacts[] {
+  return servedServices(services, settings).filter((s) => s.mode === "node-addresses").map((s) => s.service);
 }
 
 /** What the check is made from. */
@@ -86,29 +68,74 @@ export interface NodeAddressCheckInput {
   serversWhy?: string;
 }
 
-/** A server's public addresses, as node-address mode publishes them. */
-function publicAddresses(server: Server): { 4?: string; 6?: string } {
-  return {
-    ...(server.public_ipv6 && !server.public_ipv6_is_private ? { 6: server.public_ipv6 } : {}),
-    ...(server.public_ipv4 ? { 4: server.public_ipv4 } : {}),
-  };
-}
-
 /** One problem: what was found and what to do. */
 interface Problem {
   result: string;
   fix: string;
 }
 
-/** The serving nodes of `service` (undefined: a Service of the default mode that does not exist yet). */
-function nodesServing(service: ServiceFacts | undefined, nodes: SlimNode[], servers: Map<string, Server>): SlimNode[] {
-  let candidates = eligibleNodes(nodes).filter((node) => servers.has(node.name));
-  const parsed = service
-    ? parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity })
-    : undefined;
-  const selector = parsed?.ok ? parsed.settings.nodeSelector : undefined;
-  if (selector) candidates = candidates.filter((node) => matchesSelector(node.labels, selector.requirements));
-  return servingNodes(candidates);
+/** The server of each node matched to one, by node name. */
+export function serversByNode(matches: readonly NodeMatch[]): Map<string, Server> {
+  const servers = new Map<string, Server>();
+  for (const match of matches) if (match.kind === "matched") servers.set(match.node, match.server);
+  return servers;
+}
+
+/**
+ * The nodes that would serve `service` (undefined: a Service of the default mode that does not exist yet), as the
+ * controller chooses them: its own decision (`decideService`: eligibility, the Service's `node-selector`, nodes matched
+ * to Ankra servers) over the nodes as it will see them once it has initialised them — a node matched to a listed
+ * server (`servers`, by node name) by its hostname gets that server's providerID and loses the uninitialized taint —,
+ * without the nodes whose servers are down or about to go down (`serverLeaving`, unless no other node could serve),
+ * then `servingNodes` (Ready ones, else all). The doctor reads no EndpointSlices: for `externalTrafficPolicy: Local` every node that could hold an
+ * endpoint counts, as the controller counts them before the EndpointSlices are known.
+ */
+export function nodesServing(
+  service: ServiceFacts | undefined,
+  nodes: readonly SlimNode[],
+  servers: ReadonlyMap<string, Server>,
+  settings: Pick<DoctorSettings, "clusterName" | "defaultLoadBalancerMode">,
+): SlimNode[] {
+  const initialised = nodes.map((node) => {
+    const server = servers.get(node.name);
+    if (node.providerID || !server) return node;
+    // As the controller leaves it: linked to its server, the uninitialized taint gone.
+    return {
+      ...node,
+      providerID: formatProviderId({ zone: server.zone, serverId: server.id }),
+      taints: node.taints.filter((t) => t.key !== UNINITIALIZED_TAINT),
+    };
+  });
+  // Nodes whose servers are down or about to go down leave, as the controller leaves them out (serverLeaving).
+  const leaving = new Set(
+    nodes.filter((node) => {
+      const server = servers.get(node.name);
+      return server !== undefined && serverLeaving(server);
+    }).map((node) => node.name),
+  );
+  const intent = decideService(service ?? newService(), initialised, {
+    clusterName: settings.clusterName,
+    defaults: { highAvailability: "auto", mode: settings.defaultLoadBalancerMode },
+    leaving,
+  });
+  return servingNodes(intent.nodes);
+}
+
+/** A LoadBalancer Service of the default mode with nothing set: what a new one would be. */
+function newService(): SlimService {
+  return {
+    namespace: "default",
+    name: "new",
+    uid: "",
+    resourceVersion: "",
+    annotations: {},
+    finalizers: [],
+    type: "LoadBalancer",
+    ports: [],
+    ipFamilies: [],
+    loadBalancerSourceRanges: [],
+    ingress: [],
+  };
 }
 
 /** The nodes' public addresses against the Services' families. */
@@ -120,7 +147,7 @@ function addressProblems(input: NodeAddressCheckInput, onNodes: ServiceFacts[], 
   const partly: string[] = [];
   const targets: (ServiceFacts | undefined)[] = onNodes.length > 0 ? onNodes : [undefined];
   for (const service of targets) {
-    const serving = nodesServing(service, input.nodes, servers);
+    const serving = nodesServing(service, input.nodes, servers, input.settings);
     const families = service ? serviceFamilies(service) : [6, 4] as const;
     const name = service ? objectKey(service) : "a Service of the default mode";
     if (serving.length === 0) {
@@ -130,9 +157,10 @@ function addressProblems(input: NodeAddressCheckInput, onNodes: ServiceFacts[], 
     const lacking: string[] = [];
     for (const node of serving) {
       served.add(node.name);
-      const addresses = publicAddresses(servers.get(node.name)!);
-      if (addresses[4] === undefined && addresses[6] === undefined) withoutAny.add(node.name);
-      if (!families.some((family) => addresses[family] !== undefined)) lacking.push(node.name);
+      const addresses = publicAddressesOf(servers.get(node.name)!);
+      const of = (family: 4 | 6) => (family === 4 ? addresses.ipv4 : addresses.ipv6);
+      if (of(4) === undefined && of(6) === undefined) withoutAny.add(node.name);
+      if (!families.some((family) => of(family) !== undefined)) lacking.push(node.name);
     }
     const familyText = families.map((f) => `IPv${f}`).join("/");
     if (lacking.length === serving.length) unserved.push(`${name} (${familyText}: ${nameList(lacking, 5)})`);
@@ -233,21 +261,15 @@ function otherImplementations(input: NodeAddressCheckInput, onNodes: ServiceFact
   return problems;
 }
 
-/**
- * The finding of node-address mode; undefined when no Service uses it and it is not the default (the check is then
- * left out of the checklist).
- */
-export function nodeAddressesFinding(input: NodeAddressCheckInput): Finding | undefined {
-  if (!nodeAddressModeInUse(input.services, input.settings)) return undefined;
+/** The finding of node-address mode, for a setup that uses it (`setup_needs.ts`). */
+export function nodeAddressesFinding(input: NodeAddressCheckInput): Finding {
   const onNodes = input.services ? nodeAddressServices(input.services, input.settings) : [];
   const byDefault = input.settings.defaultLoadBalancerMode === "node-addresses";
   const problems: Problem[] = [];
   const notChecked: string[] = [];
   let served: string[] = [];
   if (input.matches) {
-    const servers = new Map<string, Server>();
-    for (const match of input.matches) if (match.kind === "matched") servers.set(match.node, match.server);
-    const found = addressProblems(input, onNodes, servers);
+    const found = addressProblems(input, onNodes, serversByNode(input.matches));
     problems.push(...found.problems);
     served = found.served;
   } else {

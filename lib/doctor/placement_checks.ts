@@ -29,7 +29,7 @@ import {
 } from "../provider/service/load_balancer_network.ts";
 import { matchServer, serverLookup, type ServerMatch } from "../provider/server_match.ts";
 import { eligibleNodes, type HighAvailabilityMode } from "../provider/service/service_plan.ts";
-import type { Fetched } from "./facts.ts";
+import type { Fetched } from "./fetched.ts";
 import {
   type CheckName,
   fail,

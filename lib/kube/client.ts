@@ -1,80 +1,31 @@
 /**
- * A small Kubernetes API client over fetch: TLS verified against the cluster's CA alone when the configuration gives
- * one (the system store otherwise; see `tls.ts`), optional client certificates, bearer tokens that rotate,
- * client-side QPS/burst like kube components (20/30), 429 `Retry-After` retries, per-request timeouts, typed errors,
- * paginated lists and watches parsed line by line from the stream.
+ * The Kubernetes API client's verbs over its transport (`transport.ts`: TLS, credentials, QPS/burst, retries, typed
+ * errors, metrics): one request ({@linkcode KubeClient.request}, {@linkcode KubeClient.send}), one object
+ * ({@linkcode KubeClient.get}), every page of a list whole ({@linkcode KubeClient.list}) or item by item as it is
+ * decoded from the stream ({@linkcode KubeClient.listEach}), and watches parsed line by line from the stream
+ * ({@linkcode KubeClient.watch}).
  *
- * Bounded whatever the server sends: an answer read whole is at most {@linkcode ANSWER_LIMIT_BYTES}, a list page
+ * Bounded whatever the server sends: an answer read whole is at most 32 MiB (`answer_limits.ts`), a list page
  * streamed item by item holds at most the `limit` it asked for (each item, like each watch event, at most 8 Mi
- * characters), a watch that delivers nothing for its `timeoutSeconds` plus {@linkcode WATCH_IDLE_GRACE_MS} is ended
- * (a dead connection), `Retry-After` counts for at most 5 minutes, and redirects are refused. Each breach is an
+ * characters), a watch that delivers nothing for its `timeoutSeconds` plus {@linkcode DEFAULTS.watchIdleGraceMs} is
+ * ended (a dead connection), `Retry-After` counts for at most 5 minutes, and redirects are refused. Each breach is an
  * `invalid_answer` {@linkcode KubeApiError}.
- *
- * Callers whose requests must never wait behind the controllers' (the Lease, `/metrics` reviews) pass a limiter of
- * their own in {@linkcode RequestOptions.limiter}.
  *
  * @module
  */
-import { USER_AGENT } from "../version.ts";
-import type { MetricsRegistry } from "../runtime/metrics.ts";
-import { TokenBucket } from "../runtime/token_bucket.ts";
-import { abortableSleep } from "../runtime/abort.ts";
-import { AnswerTooLargeError, discardBody, readBoundedText } from "../runtime/bounded_body.ts";
-import { ANSWER_LIMIT_BYTES, errorText, WATCH_IDLE_GRACE_MS, watchIdleTimer } from "./answer_limits.ts";
-import { kubeTrustedCertificates } from "../tls.ts";
-import { CredentialSource } from "./credentials.ts";
+import { errorText, watchIdleTimer } from "./answer_limits.ts";
 import type { KubeConnectionConfig } from "./kubeconfig.ts";
 import { decodeListStream, ListTooLargeError } from "./list_stream.ts";
 import { causeChain } from "../error_text.ts";
 import { errorFromAnswer, KubeApiError } from "./errors.ts";
+import { KubeTransport, type KubeTransportOptions, type RequestLimiter, type RequestOptions } from "./transport.ts";
 import { type WatchEvent, watchEvents } from "./watch_events.ts";
+import { type TextChunks, textChunks } from "../runtime/text_chunks.ts";
 import { DEFAULTS } from "../defaults.ts";
 
-/** A rate limiter a request waits for before it is sent. */
-export interface RequestLimiter {
-  /** Resolves when the request may go; rejects when `signal` aborts first. */
-  acquire(signal?: AbortSignal): Promise<void>;
-}
-
-/** PATCH flavours. */
-type PatchType = "merge" | "strategic" | "json";
-
-const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
-  merge: "application/merge-patch+json",
-  strategic: "application/strategic-merge-patch+json",
-  json: "application/json-patch+json",
-};
-
-/** Options of one request. */
-interface RequestOptions {
-  /** Set URL-encoded on the request URL; `undefined` values are left out. */
-  query?: Record<string, string | number | boolean | undefined>;
-  /** JSON body. */
-  body?: unknown;
-  /** PATCH flavour (default merge). */
-  patch?: PatchType;
-  /** Caller's abort signal. */
-  signal?: AbortSignal;
-  /** Timeout in milliseconds (default the client's). */
-  timeoutMs?: number;
-  /**
-   * A rate limiter of the caller's own instead of the client's `--kube-api-qps` bucket (events, the Lease and
-   * `/metrics` reviews have their own, so none of them waits behind the controllers' requests, or slows them).
-   */
-  limiter?: RequestLimiter;
-}
-
-/** Options of {@linkcode KubeClient}. */
-interface KubeClientOptions {
-  /** Requests per second (default 20). */
-  qps?: number;
-  /** Burst (default 30). */
-  burst?: number;
-  /** Default timeout, milliseconds (default 30 s). */
-  timeoutMs?: number;
-  /** Where `kubernetes_api_requests_total` (by method, resource and code) is registered. */
-  metrics?: MetricsRegistry;
-  /** How long past its `timeoutSeconds` a silent watch is ended (default 30 s; tests shorten it). */
+/** Options of {@linkcode KubeClient}: its transport's, and the watches'. */
+interface KubeClientOptions extends KubeTransportOptions {
+  /** How long past its `timeoutSeconds` a silent watch is ended (default {@linkcode DEFAULTS.watchIdleGraceMs}). */
   watchIdleGraceMs?: number;
 }
 
@@ -90,62 +41,19 @@ interface ListResult<T> {
 export class KubeClient {
   /** The connection settings the client was made with. */
   readonly config: KubeConnectionConfig;
-  readonly #credentials: CredentialSource;
-  readonly #budget: TokenBucket;
-  readonly #timeoutMs: number;
-  readonly #watchIdleGraceMs?: number;
-  #client: Deno.HttpClient;
-  #clientCertKey?: string;
-  readonly #requests?: ReturnType<MetricsRegistry["counter"]>;
+  readonly #transport: KubeTransport;
+  readonly #watchIdleGraceMs: number;
 
   /** Nothing is sent yet; requests share the `qps`/`burst` bucket unless they bring their own limiter. */
   constructor(config: KubeConnectionConfig, options: KubeClientOptions = {}) {
     this.config = config;
-    this.#credentials = new CredentialSource(config.auth);
-    this.#budget = new TokenBucket({ requestsPerMinute: (options.qps ?? 20) * 60, burst: options.burst ?? 30 });
-    this.#timeoutMs = options.timeoutMs ?? DEFAULTS.kubeRequestTimeoutMs;
-    this.#watchIdleGraceMs = options.watchIdleGraceMs;
-    this.#client = this.#makeClient(config.clientCert);
-    this.#requests = options.metrics?.counter(
-      "kubernetes_api_requests_total",
-      "Kubernetes API requests by method, resource and HTTP code.",
-    );
-  }
-
-  #makeClient(clientCert?: { cert: string; key: string }): Deno.HttpClient {
-    this.#clientCertKey = clientCert?.cert;
-    return Deno.createHttpClient({
-      caCerts: kubeTrustedCertificates(this.config.caCerts),
-      ...(clientCert ? { cert: clientCert.cert, key: clientCert.key } : {}),
-    });
+    this.#transport = new KubeTransport(config, options);
+    this.#watchIdleGraceMs = options.watchIdleGraceMs ?? DEFAULTS.watchIdleGraceMs;
   }
 
   /** Releases the HTTP client. */
   close(): void {
-    this.#client.close();
-  }
-
-  async #prepare(): Promise<Record<string, string>> {
-    const credential = await this.#credentials.get();
-    if (credential.clientCert && credential.clientCert.cert !== this.#clientCertKey) {
-      this.#client.close();
-      this.#client = this.#makeClient(credential.clientCert);
-    }
-    const headers: Record<string, string> = { accept: "application/json", "user-agent": USER_AGENT };
-    if (credential.token) headers.authorization = `Bearer ${credential.token}`;
-    return headers;
-  }
-
-  #url(path: string, query?: RequestOptions["query"]): URL {
-    const url = new URL(this.config.server + path);
-    for (const [key, value] of Object.entries(query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
-    }
-    return url;
-  }
-
-  #record(method: string, path: string, code: string): void {
-    this.#requests?.inc({ method, resource: resourceName(path), code });
+    this.#transport.close();
   }
 
   /**
@@ -155,7 +63,7 @@ export class KubeClient {
    * @throws {KubeApiError} on any failure.
    */
   request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    return this.#withRetries<T>(method, path, options, "parsed");
+    return this.#transport.request<T>(method, path, options);
   }
 
   /**
@@ -165,84 +73,8 @@ export class KubeClient {
    *
    * @throws {KubeApiError} on any failure.
    */
-  async send(method: string, path: string, options: RequestOptions = {}): Promise<void> {
-    await this.#withRetries<void>(method, path, options, "dropped");
-  }
-
-  async #withRetries<T>(
-    method: string,
-    path: string,
-    options: RequestOptions,
-    answer: "parsed" | "dropped",
-  ): Promise<T> {
-    for (let attempt = 1;; attempt++) {
-      try {
-        return await this.#attempt<T>(method, path, { ...options, answer });
-      } catch (cause) {
-        if (!(cause instanceof KubeApiError)) throw cause;
-        if (cause.kind === "unauthorized" && attempt === 1 && this.config.auth.kind !== "token") {
-          this.#credentials.invalidate();
-          continue;
-        }
-        if (cause.kind === "too_many_requests" && attempt <= 3) {
-          await abortableSleep(cause.retryAfterMs ?? DEFAULTS.rateLimitedWaitMs, options.signal);
-          continue;
-        }
-        throw cause;
-      }
-    }
-  }
-
-  async #attempt<T>(
-    method: string,
-    path: string,
-    options: RequestOptions & { answer: "parsed" | "dropped" },
-  ): Promise<T> {
-    await (options.limiter ?? this.#budget).acquire(options.signal);
-    const headers = await this.#prepare();
-    if (options.body !== undefined) {
-      headers["content-type"] = method === "PATCH" ? PATCH_CONTENT_TYPES[options.patch ?? "merge"] : "application/json";
-    }
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    let response: Response | undefined;
-    let text: string;
-    try {
-      response = await fetch(this.#url(path, options.query), {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        client: this.#client,
-        signal,
-        redirect: "error",
-      });
-      if (!response.ok) text = await errorText(response);
-      else if (options.answer === "dropped") {
-        await discardBody(response, ANSWER_LIMIT_BYTES);
-        text = "";
-      } else text = await readBoundedText(response, ANSWER_LIMIT_BYTES);
-    } catch (cause) {
-      if (cause instanceof AnswerTooLargeError) {
-        this.#record(method, path, "too_large");
-        throw new KubeApiError("invalid_answer", `${method} ${path}: ${cause.message}`, { status: response?.status });
-      }
-      if (options.signal?.aborted) throw options.signal.reason;
-      const kind = timeout.aborted ? "timeout" : "network";
-      this.#record(method, path, kind);
-      throw new KubeApiError(
-        kind,
-        `${method} ${path}: ${kind === "timeout" ? "no answer in time" : causeChain(cause)}`,
-      );
-    }
-    this.#record(method, path, String(response.status));
-    if (!response.ok) throw errorFromAnswer(method, path, response, text);
-    try {
-      return (text ? JSON.parse(text) : {}) as T;
-    } catch {
-      throw new KubeApiError("invalid_answer", `${method} ${path}: the answer is not JSON`, {
-        status: response.status,
-      });
-    }
+  send(method: string, path: string, options: RequestOptions = {}): Promise<void> {
+    return this.#transport.send(method, path, options);
   }
 
   /** The API server's `gitVersion` (`GET /version`), undefined when it cannot be read. */
@@ -315,38 +147,38 @@ export class KubeClient {
     options: { limit?: number; labelSelector?: string; fieldSelector?: string; signal?: AbortSignal },
     onItem: (item: unknown) => void,
   ): Promise<string> {
+    const transport = this.#transport;
     let continueToken: string | undefined;
     let resourceVersion = "";
     const limit = options.limit ?? DEFAULTS.kubeListPageItems;
     do {
-      await this.#budget.acquire(options.signal);
-      const headers = await this.#prepare();
+      const headers = await transport.authorize(undefined, options.signal);
       const timeout = AbortSignal.timeout(60_000);
       const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-      const url = this.#url(path, {
+      const query = {
         limit,
         continue: continueToken,
         labelSelector: options.labelSelector,
         fieldSelector: options.fieldSelector,
-      });
+      };
       let page;
       try {
-        const response = await fetch(url, { headers, client: this.#client, signal, redirect: "error" });
-        this.#record("GET", path, String(response.status));
+        const response = await transport.fetch(path, query, headers, signal);
+        transport.record("GET", path, String(response.status));
         if (!response.ok) throw errorFromAnswer("GET", path, response, await errorText(response));
         page = await decodeListStream(response.body!, onItem, { items: limit });
       } catch (cause) {
         if (cause instanceof ListTooLargeError) {
-          this.#record("GET", path, "too_large");
+          transport.record("GET", path, "too_large");
           throw new KubeApiError("invalid_answer", `GET ${path}: ${cause.message}`);
         }
         if (cause instanceof KubeApiError) {
-          if (cause.kind === "unauthorized") this.#credentials.invalidate();
+          if (cause.kind === "unauthorized") transport.invalidateCredentials();
           throw cause;
         }
         if (options.signal?.aborted) throw options.signal.reason;
         const kind = timeout.aborted ? "timeout" : "network";
-        this.#record("GET", path, kind);
+        transport.record("GET", path, kind);
         throw new KubeApiError(kind, `GET ${path}: ${causeChain(cause)}`);
       }
       resourceVersion = page.resourceVersion;
@@ -358,8 +190,8 @@ export class KubeClient {
   /**
    * Watches `path` from `resourceVersion`, yielding events as they arrive (one JSON document per line; the response
    * is never buffered whole). Ends when the server closes the stream or `signal` aborts. An ERROR event with code 410
-   * throws a `gone` {@linkcode KubeApiError}; a stream silent for `timeoutSeconds` plus 30 s ends (the connection is
-   * dead: the caller watches again).
+   * throws a `gone` {@linkcode KubeApiError}; a stream silent for `timeoutSeconds` plus the idle grace (30 s) ends
+   * (the connection is dead: the caller watches again).
    */
   async *watch<T>(
     path: string,
@@ -375,42 +207,40 @@ export class KubeClient {
       limiter?: RequestLimiter;
     },
   ): AsyncGenerator<WatchEvent<T>> {
-    await (options.limiter ?? this.#budget).acquire(options.signal);
-    const headers = await this.#prepare();
+    const transport = this.#transport;
+    const headers = await transport.authorize(options.limiter, options.signal);
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    const connectTimeout = setTimeout(() => controller.abort(new Error("watch connect timeout")), this.#timeoutMs);
+    const connectTimeout = setTimeout(() => controller.abort(new Error("watch connect timeout")), transport.timeoutMs);
     const timeoutSeconds = options.timeoutSeconds ?? DEFAULTS.kubeWatchTimeoutSeconds;
-    const idle = watchIdleTimer(timeoutSeconds * 1000 + (this.#watchIdleGraceMs ?? WATCH_IDLE_GRACE_MS), controller);
-    let reader: ReadableStreamDefaultReader<string> | undefined;
+    const idle = watchIdleTimer(timeoutSeconds * 1000 + this.#watchIdleGraceMs, controller);
+    let reader: TextChunks | undefined;
     const cancelReader = () => reader?.cancel().catch(() => {});
     controller.signal.addEventListener("abort", cancelReader, { once: true });
     try {
       let response: Response;
       try {
-        response = await fetch(
-          this.#url(path, {
-            watch: 1,
-            resourceVersion: options.resourceVersion,
-            allowWatchBookmarks: true,
-            timeoutSeconds,
-            labelSelector: options.labelSelector,
-            fieldSelector: options.fieldSelector,
-          }),
-          { headers, client: this.#client, signal: controller.signal, redirect: "error" },
-        );
+        const query = {
+          watch: 1,
+          resourceVersion: options.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+        };
+        response = await transport.fetch(path, query, headers, controller.signal);
       } catch (cause) {
         if (options.signal?.aborted) return;
-        this.#record("WATCH", path, "network");
+        transport.record("WATCH", path, "network");
         throw new KubeApiError("network", `WATCH ${path}: ${causeChain(cause)}`);
       } finally {
         clearTimeout(connectTimeout);
       }
-      this.#record("WATCH", path, String(response.status));
+      transport.record("WATCH", path, String(response.status));
       if (!response.ok) throw errorFromAnswer("WATCH", path, response, await errorText(response));
       options.onOpen?.();
-      reader = response.body!.pipeThrough(idle.stream()).pipeThrough(new TextDecoderStream()).getReader();
+      reader = textChunks(response.body!, { onBytes: idle.restart });
       yield* watchEvents<T>(reader, { path, signal: options.signal });
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
@@ -420,14 +250,4 @@ export class KubeClient {
       await reader?.cancel().catch(() => {});
     }
   }
-}
-
-function resourceName(path: string): string {
-  const parts = path.replace(/\?.*$/, "").split("/").filter(Boolean);
-  // /api/v1/nodes/x/status, /api/v1/namespaces/ns/services/x, /apis/group/version/namespaces/ns/leases/x
-  const start = parts[0] === "api" ? 2 : 3;
-  const rest = parts.slice(start);
-  if (rest[0] === "namespaces" && rest.length >= 3) return rest[2] + (rest[4] ? `/${rest[4]}` : "");
-  if (rest[0] === "namespaces") return "namespaces";
-  return (rest[0] ?? "") + (rest[2] ? `/${rest[2]}` : "");
 }

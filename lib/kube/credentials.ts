@@ -25,6 +25,7 @@ const ExecCredentialSchema = v.looseObject({
   }),
 });
 
+/** How long a token read from a file is used before the file is read again: client-go's one minute. */
 const FILE_REREAD_MS = 60_000;
 
 /** Supplies credentials from an {@linkcode AuthSource}. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { parseRetryAfter } from "../retry_after.ts";
 
 /** What went wrong with a Kubernetes API request. */
 type KubeErrorKind =
@@ -78,28 +79,22 @@ export function kubeErrorKind(status: number): KubeErrorKind {
   }
 }
 
-/** The longest `Retry-After` followed: 5 minutes (a larger value counts as that). */
-export const MAX_RETRY_AFTER_MS = 5 * 60_000;
-
 /**
  * The error for a failed answer: its kind from the status, the Status object's message and reason when the body is one,
- * and the `Retry-After` wait (at most {@linkcode MAX_RETRY_AFTER_MS}).
+ * and the `Retry-After` wait (`lib/retry_after.ts`: at most 5 minutes).
  */
 export function errorFromAnswer(method: string, path: string, response: Response, text: string): KubeApiError {
   let status: { message?: string; reason?: string } = {};
   try {
     status = JSON.parse(text);
   } catch { /* not JSON */ }
-  const retryAfter = response.headers.get("retry-after");
   return new KubeApiError(
     kubeErrorKind(response.status),
     `${method} ${path}: ${response.status} ${status.message ?? text.slice(0, 200)}`,
     {
       status: response.status,
       reason: status.reason,
-      retryAfterMs: retryAfter && /^\d+$/.test(retryAfter.trim())
-        ? Math.min(MAX_RETRY_AFTER_MS, Number(retryAfter.trim()) * 1000)
-        : undefined,
+      retryAfterMs: parseRetryAfter(response.headers.get("retry-after")),
     },
   );
 }

@@ -23,6 +23,7 @@ import { TokenBucket } from "../runtime/token_bucket.ts";
 import type { KubeClient } from "./client.ts";
 import { isKubeError, type KubeApiError } from "./errors.ts";
 import { objectKey } from "./object_key.ts";
+import { sharedString } from "../runtime/shared_string.ts";
 
 /** The object an event is about. */
 export interface ObjectReference {
@@ -67,8 +68,11 @@ interface Pending {
   message: string;
 }
 
+/** How long an identical event counts up the one recorded before: client-go's aggregation interval (600 s). */
 const CORRELATION_WINDOW_MS = 10 * 60_000;
+/** Events an object may have at once before the spam filter drops them: client-go's `defaultSpamBurst`. */
 const SPAM_BURST = 25;
+/** One more event per object every 5 minutes: client-go's `defaultSpamQPS` (1/300 per second). */
 const SPAM_REFILL_MS = 5 * 60_000;
 const MAX_MESSAGE = 1024;
 
@@ -162,7 +166,8 @@ export class EventRecorder implements EventSink {
       this.#counter?.inc({ type, reason, outcome: "dropped" });
       return;
     }
-    this.#pending.push({ object, type, reason, message: text });
+    // Kept until written and then while correlated: one copy of words many objects are told alike.
+    this.#pending.push({ object, type, reason: sharedString(reason), message: sharedString(text) });
     this.#writing ??= this.#writeAll();
   }
 

@@ -1,13 +1,15 @@
 /**
- * Decodes a Kubernetes list answer as it streams in: the list's metadata (which the API server writes before
- * `items`) and then each item, handed over one at a time as soon as its closing brace arrives. The page is never held
- * as one string or one parsed tree, so a large first list costs little more memory than its slim copies. Bounded
- * whatever the server sends: an item larger than {@linkcode ListStreamLimits.itemChars} (or a list header, or what
- * follows the items, larger than that) or a page of more than {@linkcode ListStreamLimits.items} items ends the read
- * with a {@linkcode ListTooLargeError}, and the rest of the body is not read.
+ * Decodes a Kubernetes list answer as it streams in, read through one buffer (`textChunks`): the list's metadata
+ * (which the API server writes before `items`) and then each item, handed over one at a time as soon as its closing
+ * brace arrives. The page is never held as one string or one parsed tree, so a large first list costs little more
+ * memory than its slim copies. Bounded whatever the server sends: an item larger than
+ * {@linkcode ListStreamLimits.itemChars} (or a list header, or what follows the items, larger than that) or a page of
+ * more than {@linkcode ListStreamLimits.items} items ends the read with a {@linkcode ListTooLargeError}, and the rest
+ * of the body is not read.
  *
  * @module
  */
+import { textChunks } from "../runtime/text_chunks.ts";
 
 /** The metadata of a list page. */
 interface ListMetadata {
@@ -52,7 +54,7 @@ export async function decodeListStream(
   const maxItems = limits.items ?? Infinity;
   let count = 0;
   const tooLarge = (what: string) => new ListTooLargeError(`${what} is larger than ${itemChars} characters`);
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = textChunks(body);
   let header = "";
   let inItems = false;
   let afterItems = "";

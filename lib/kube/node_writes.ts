@@ -1,7 +1,7 @@
 /**
  * Every write the node controllers make to a Node, in one place, the way the framework's helpers make them:
  * initialisation (providerID, labels, taint removed) and taint changes as merge patches carrying the resourceVersion,
- * retried on conflict; label changes as plain merge patches; addresses through the status subresource as a strategic
+ * retried on conflict; label changes as plain merge patches (a `null` value removes a label); addresses through the status subresource as a strategic
  * merge patch with `$patch: replace`, so the list is replaced, never merged by type; deletion with a UID precondition,
  * so a Node re-created under the same name is never deleted by mistake. In a dry run each write is described in the
  * report instead of being sent.
@@ -53,7 +53,7 @@ function asNode(node: SlimNode): V1Node {
 async function initialiseNode(
   target: KubeWriteTarget,
   name: string,
-  init: { providerID: string; labels: Record<string, string>; taintKey: string },
+  init: { providerID: string; labels: Record<string, string | null>; taintKey: string },
   known?: SlimNode,
 ): Promise<boolean> {
   const detail = `initialise node ${name}: providerID ${init.providerID}, labels ${JSON.stringify(init.labels)}, ` +
@@ -86,11 +86,11 @@ async function setNodeTaint(
   });
 }
 
-/** Sets (merges) the Node's labels. */
+/** Sets (merges) the Node's labels; a `null` value removes that label. */
 async function patchNodeLabels(
   target: KubeWriteTarget,
   name: string,
-  labels: Record<string, string>,
+  labels: Record<string, string | null>,
 ): Promise<void> {
   if (
     described(target, "cloud-node", name, "patch_node_labels", `set labels ${JSON.stringify(labels)} on node ${name}`)
@@ -142,13 +142,13 @@ export interface NodeWriter {
   /** See {@linkcode initialiseNode}. */
   initialise(
     name: string,
-    init: { providerID: string; labels: Record<string, string>; taintKey: string },
+    init: { providerID: string; labels: Record<string, string | null>; taintKey: string },
     known?: SlimNode,
   ): Promise<boolean>;
   /** See {@linkcode setNodeTaint}. */
   setTaint(name: string, taint: Taint, present: boolean): Promise<boolean>;
   /** See {@linkcode patchNodeLabels}. */
-  patchLabels(name: string, labels: Record<string, string>): Promise<void>;
+  patchLabels(name: string, labels: Record<string, string | null>): Promise<void>;
   /** See {@linkcode replaceNodeAddresses}: the new resourceVersion, when one was written. */
   replaceAddresses(name: string, addresses: NodeAddress[]): Promise<string | undefined>;
   /** See {@linkcode deleteNode}. */

@@ -12,6 +12,7 @@ import {
   READY_CONDITION_TYPE,
   SHARE_IN_USE_ANNOTATION,
 } from "../ankra_names.ts";
+import { sharedString } from "../runtime/shared_string.ts";
 
 /** Annotation a kubelet with `--node-ip` writes. */
 const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
@@ -66,8 +67,8 @@ export interface SlimNode {
   providedNodeIP?: string;
   /** k3s's `k3s.io/node-args` annotation (k3s nodes only). */
   k3sNodeArgs?: string;
-  taints: Taint[];
-  addresses: NodeAddress[];
+  taints: readonly Taint[];
+  addresses: readonly NodeAddress[];
   /** Status of the Ready condition; undefined when there is none. */
   ready?: "True" | "False" | "Unknown";
 }
@@ -94,17 +95,17 @@ export interface SlimService {
   deletionTimestamp?: string;
   /** Only this controller's annotations (`load-balancer.ankra.cloud/…`, `ccm.ankra.cloud/edge` and `…/share`). */
   annotations: Record<string, string>;
-  finalizers: string[];
+  finalizers: readonly string[];
   type: string;
   loadBalancerClass?: string;
-  ports: SlimServicePort[];
-  ipFamilies: string[];
+  ports: readonly SlimServicePort[];
+  ipFamilies: readonly string[];
   sessionAffinity?: string;
   externalTrafficPolicy?: string;
   healthCheckNodePort?: number;
-  loadBalancerSourceRanges: string[];
+  loadBalancerSourceRanges: readonly string[];
   allocateLoadBalancerNodePorts?: boolean;
-  ingress: { ip?: string; hostname?: string; ipMode?: string }[];
+  ingress: readonly { ip?: string; hostname?: string; ipMode?: string }[];
   /** This controller's `load-balancer.ankra.cloud/Ready` condition, when the Service has it. */
   readyCondition?: SlimCondition;
 }
@@ -149,6 +150,11 @@ const COMMON_VALUES = new Map(
     "amd64",
     "arm64",
     "linux",
+    "True",
+    "False",
+    "Unknown",
+    "VIP",
+    "Proxy",
   ].map((value) => [value, value]),
 );
 
@@ -158,16 +164,63 @@ function common(value: string): string {
 }
 
 /**
- * One copy of a value many Nodes repeat that no table can list (an instance type, a zone, a pool name): V8 keeps one
- * internalized copy of every property name, weakly (it goes once nothing holds it), so the value used as a name comes
- * back as that copy. A decoded document holds a fresh copy of each label value; a thousand Nodes of one instance
- * type keep one.
+ * One copy of a value many objects repeat that no table can list (an instance type, a zone, a condition's message):
+ * a decoded document holds a fresh copy of each; a thousand Nodes of one instance type keep one ({@linkcode
+ * sharedString}).
  */
 function shared(value: string): string {
-  return COMMON_VALUES.get(value) ?? Object.keys({ [value]: 0 })[0];
+  return COMMON_VALUES.get(value) ?? sharedString(value);
 }
 
-/** Slims a Node. */
+/** The one empty list every slim object without taints, finalizers, source ranges or ingress holds (frozen). */
+const NONE: readonly never[] = Object.freeze([]);
+
+/** `items`, or {@linkcode NONE} when there are none. */
+function listOf<T>(items: readonly T[] | undefined): readonly T[] {
+  return items && items.length > 0 ? items : NONE;
+}
+
+/** Most distinct taint lists and IP family lists kept for sharing; past it a slim object keeps its own. */
+const SHARED_LISTS_LIMIT = 256;
+
+/**
+ * The kept copy of a list of values that many objects repeat exactly (a node's `uninitialized` taint, a Service's
+ * `IPv4` family), frozen, found by `key`; a new list is kept while fewer than {@linkcode SHARED_LISTS_LIMIT} are.
+ */
+function sharedList<T>(lists: Map<string, readonly T[]>, key: string, make: () => readonly T[]): readonly T[] {
+  const known = lists.get(key);
+  if (known) return known;
+  const made = Object.freeze(make());
+  if (lists.size < SHARED_LISTS_LIMIT) lists.set(key, made);
+  return made;
+}
+
+const TAINT_LISTS = new Map<string, readonly Taint[]>();
+const FAMILY_LISTS = new Map<string, readonly string[]>();
+
+/**
+ * A node's taints: shared with every node of the same taints when none has a time (the `uninitialized` taint of a
+ * joining node, the control plane's), the node's own otherwise.
+ */
+function slimTaints(taints: NonNullable<V1Node["spec"]>["taints"]): readonly Taint[] {
+  if (!taints || taints.length === 0) return NONE;
+  const slim = () =>
+    taints.map((t) =>
+      Object.freeze({
+        key: common(t.key),
+        value: t.value,
+        effect: common(t.effect),
+        timeAdded: t.timeAdded ? toIso(t.timeAdded) : undefined,
+      })
+    );
+  if (taints.some((t) => t.timeAdded)) return slim();
+  return sharedList(TAINT_LISTS, JSON.stringify(taints.map((t) => [t.key, t.value, t.effect])), slim);
+}
+
+/**
+ * Slims a Node. Every field is written in one literal, `undefined` where it has no value: a field added afterwards
+ * would give the object a second block for its fields (a property array) and a shape of its own.
+ */
 export function slimNode(node: V1Node): SlimNode {
   const name = node.metadata!.name!;
   // The kubelet repeats the node's name as its hostname label and Hostname address: keep one string.
@@ -186,75 +239,78 @@ export function slimNode(node: V1Node): SlimNode {
     labels,
     providedNodeIP: node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION],
     k3sNodeArgs: node.metadata?.annotations?.[K3S_NODE_ARGS_ANNOTATION],
-    taints: (node.spec?.taints ?? []).map((t) => ({
-      key: common(t.key),
-      value: t.value,
-      effect: common(t.effect),
-      timeAdded: t.timeAdded ? toIso(t.timeAdded) : undefined,
-    })),
-    addresses: (node.status?.addresses ?? []).map((a) => ({ type: common(a.type), address: named(a.address) })),
-    ready: ready === "True" ? "True" : ready === "False" ? "False" : ready === "Unknown" ? "Unknown" : undefined,
+    taints: slimTaints(node.spec?.taints),
+    addresses: listOf((node.status?.addresses ?? []).map((a) => ({ type: common(a.type), address: named(a.address) }))),
+    ready: ready === "True" || ready === "False" || ready === "Unknown"
+      ? common(ready) as SlimNode["ready"]
+      : undefined,
   };
 }
 
-/** Slims a Service. */
+/** A Service's IP families, shared with every Service of the same families. */
+function slimFamilies(families: string[] | undefined): readonly string[] {
+  if (!families || families.length === 0) return NONE;
+  return sharedList(FAMILY_LISTS, families.join(), () => families.map(common));
+}
+
+/** Slims a Service: every field in one literal (as {@linkcode slimNode}); strings many Services repeat kept once. */
 export function slimService(service: V1Service): SlimService {
   const annotations: Record<string, string> = {};
   for (const [key, value] of Object.entries(service.metadata?.annotations ?? {})) {
     if (key.startsWith(ANNOTATION_PREFIX) || key === EDGE_IN_USE_ANNOTATION || key === SHARE_IN_USE_ANNOTATION) {
-      annotations[key] = value;
+      annotations[key] = shared(value);
     }
   }
+  const metadata = service.metadata!;
   const spec = service.spec ?? {};
   return {
-    namespace: service.metadata!.namespace!,
-    name: service.metadata!.name!,
-    uid: service.metadata!.uid ?? "",
-    resourceVersion: service.metadata!.resourceVersion ?? "",
-    creationTimestamp: service.metadata?.creationTimestamp ? toIso(service.metadata.creationTimestamp) : undefined,
-    deletionTimestamp: service.metadata?.deletionTimestamp ? toIso(service.metadata.deletionTimestamp) : undefined,
+    namespace: shared(metadata.namespace!),
+    name: metadata.name!,
+    uid: metadata.uid ?? "",
+    resourceVersion: metadata.resourceVersion ?? "",
+    creationTimestamp: metadata.creationTimestamp ? shared(toIso(metadata.creationTimestamp)) : undefined,
+    generation: metadata.generation,
+    deletionTimestamp: metadata.deletionTimestamp ? toIso(metadata.deletionTimestamp) : undefined,
     annotations,
-    finalizers: [...service.metadata?.finalizers ?? []],
+    finalizers: listOf(metadata.finalizers?.map(shared)),
     type: common(spec.type ?? "ClusterIP"),
-    loadBalancerClass: spec.loadBalancerClass,
-    ports: (spec.ports ?? []).map((p) => ({
+    loadBalancerClass: spec.loadBalancerClass === undefined ? undefined : shared(spec.loadBalancerClass),
+    ports: listOf((spec.ports ?? []).map((p) => ({
       name: p.name === undefined ? undefined : common(p.name),
       protocol: common(p.protocol ?? "TCP"),
       port: p.port,
       nodePort: p.nodePort,
       appProtocol: p.appProtocol === undefined ? undefined : common(p.appProtocol),
-    })),
-    ipFamilies: (spec.ipFamilies ?? []).map(common),
+    }))),
+    ipFamilies: slimFamilies(spec.ipFamilies),
     sessionAffinity: spec.sessionAffinity === undefined ? undefined : common(spec.sessionAffinity),
     externalTrafficPolicy: spec.externalTrafficPolicy === undefined ? undefined : common(spec.externalTrafficPolicy),
     healthCheckNodePort: spec.healthCheckNodePort,
-    loadBalancerSourceRanges: [...spec.loadBalancerSourceRanges ?? []],
+    loadBalancerSourceRanges: listOf(spec.loadBalancerSourceRanges),
     allocateLoadBalancerNodePorts: spec.allocateLoadBalancerNodePorts,
-    ingress: (service.status?.loadBalancer?.ingress ?? []).map((i) => ({
+    ingress: listOf((service.status?.loadBalancer?.ingress ?? []).map((i) => ({
       ip: i.ip,
       hostname: i.hostname,
-      ipMode: i.ipMode,
-    })),
-    ...readyConditionOf(service),
+      ipMode: i.ipMode === undefined ? undefined : common(i.ipMode),
+    }))),
+    readyCondition: readyConditionOf(service),
   };
 }
 
-function readyConditionOf(service: V1Service): { generation?: number; readyCondition?: SlimCondition } {
-  const generation = service.metadata?.generation;
+/**
+ * This controller's condition of the Service, when it has one; its words and time are kept once however many
+ * Services say the same (an outage tells every Service the same thing).
+ */
+function readyConditionOf(service: V1Service): SlimCondition | undefined {
   const found = (service.status?.conditions ?? []).find((c) => c.type === READY_CONDITION_TYPE);
-  const readyCondition: SlimCondition | undefined = found && (found.status === "True" || found.status === "False")
-    ? {
-      type: READY_CONDITION_TYPE,
-      status: found.status,
-      reason: found.reason ?? "",
-      message: found.message ?? "",
-      observedGeneration: found.observedGeneration,
-      lastTransitionTime: toIso(found.lastTransitionTime),
-    }
-    : undefined;
+  if (!found || (found.status !== "True" && found.status !== "False")) return undefined;
   return {
-    ...(generation === undefined ? {} : { generation }),
-    ...(readyCondition ? { readyCondition } : {}),
+    type: READY_CONDITION_TYPE,
+    status: common(found.status) as SlimCondition["status"],
+    reason: shared(found.reason ?? ""),
+    message: shared(found.message ?? ""),
+    observedGeneration: found.observedGeneration,
+    lastTransitionTime: shared(toIso(found.lastTransitionTime)),
   };
 }
 

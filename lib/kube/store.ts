@@ -22,6 +22,11 @@ export interface StoreReader<S> {
   list(): S[];
   /** Number of objects. */
   readonly size: number;
+  /**
+   * A number that changes with every change of the store (an object set, replaced or deleted): what a reader derived
+   * from the store holds while it has not changed.
+   */
+  readonly version: number;
 }
 
 /** A store reader that also finds objects by a secondary index (declared with {@linkcode Store.addIndex}). */
@@ -65,6 +70,7 @@ export class Store<S> {
   readonly #items = new Map<string, S>();
   readonly #indexers = new Map<string, (object: S) => string[]>();
   readonly #indexes = new Map<string, Map<string, Set<string>>>();
+  #version = 0;
 
   /** Adds an index; the objects already in the store are indexed at once. */
   addIndex(index: StoreIndex<S>): void {
@@ -108,6 +114,11 @@ export class Store<S> {
     return this.#items.size;
   }
 
+  /** Changes with every set and delete (see {@linkcode StoreReader.version}). */
+  get version(): number {
+    return this.#version;
+  }
+
   /** Objects whose index `name` has `value`. */
   byIndex(name: string, value: string): S[] {
     const keys = this.#indexes.get(name)?.get(value);
@@ -119,6 +130,7 @@ export class Store<S> {
     const old = this.#items.get(key);
     if (old) this.#indexRemove(key, old);
     this.#items.set(key, object);
+    this.#version++;
     for (const name of this.#indexers.keys()) this.#indexAdd(name, key, object);
     return old;
   }
@@ -129,19 +141,30 @@ export class Store<S> {
     if (old) {
       this.#indexRemove(key, old);
       this.#items.delete(key);
+      this.#version++;
     }
     return old;
   }
 
+  /** Every object. */
+  list(): S[] {
+    return [...this.#items.values()];
+  }
+
   /** A view that reads this store and cannot write it (what controllers are handed). */
   reader(): IndexedStoreReader<S> {
-    const items = this.#items;
+    // Through the store itself, never a captured map: the store alone holds its objects.
+    const size = () => this.size;
+    const version = () => this.version;
     return Object.freeze({
-      get: (key: string) => items.get(key),
-      list: () => [...items.values()],
+      get: (key: string) => this.get(key),
+      list: () => this.list(),
       byIndex: (name: string, value: string) => this.byIndex(name, value),
       get size() {
-        return items.size;
+        return size();
+      },
+      get version() {
+        return version();
       },
     });
   }

@@ -30,7 +30,7 @@ export interface WatchEvent<T> {
  * @throws {KubeApiError} for an ERROR event, or a `network` one when the stream breaks without an abort.
  */
 export async function* watchEvents<T>(
-  reader: ReadableStreamDefaultReader<string>,
+  reader: Pick<ReadableStreamDefaultReader<string>, "read">,
   options: { path: string; signal?: AbortSignal; limitChars?: number },
 ): AsyncGenerator<WatchEvent<T>> {
   const { path, signal } = options;

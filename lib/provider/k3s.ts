@@ -34,7 +34,7 @@ function k3sDisabledComponents(args: string[]): Set<string> {
 }
 
 /** The k3s servers among `nodes` that run ServiceLB (started without `--disable=servicelb`), by name. */
-export function k3sServersRunningServiceLb(nodes: Pick<SlimNode, "name" | "k3sNodeArgs">[]): string[] {
+export function k3sServersRunningServiceLb(nodes: readonly Pick<SlimNode, "name" | "k3sNodeArgs">[]): string[] {
   return nodes.filter((node) => {
     const args = k3sArgs(node.k3sNodeArgs);
     return args !== undefined && args[0] === "server" && !k3sDisabledComponents(args).has("servicelb");

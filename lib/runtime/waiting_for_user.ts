@@ -7,15 +7,13 @@
  *
  * @module
  */
-
-/** Default time before an object waiting for the user is looked at again anyway (5 minutes). */
-const DEFAULT_USER_RECHECK_MS = 300_000;
+import { DEFAULTS } from "../defaults.ts";
 
 /** A problem only the user can fix. */
 export class WaitingForUser extends Error {
   /** The event reason the controller reported it under (e.g. `InstanceNotFound`, `SyncLoadBalancerFailed`). */
   readonly reason: string;
-  /** Look again after this long even without a change (milliseconds). */
+  /** Look again after this long even without a change (milliseconds; {@linkcode DEFAULTS.userRecheckMs} unless told). */
   readonly recheckAfterMs: number;
   /** The reason a status condition gives for it, when it differs from the event's (`NoMemberAddress`, …). */
   readonly condition?: string;
@@ -29,7 +27,7 @@ export class WaitingForUser extends Error {
     super(message, { cause: options.cause });
     this.name = "WaitingForUser";
     this.reason = reason;
-    this.recheckAfterMs = options.recheckAfterMs ?? DEFAULT_USER_RECHECK_MS;
+    this.recheckAfterMs = options.recheckAfterMs ?? DEFAULTS.userRecheckMs;
     this.condition = options.condition;
   }
 }

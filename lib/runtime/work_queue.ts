@@ -36,6 +36,8 @@ interface WorkQueueOptions {
 export class WorkQueue {
   readonly #options: Required<Omit<WorkQueueOptions, "metrics">>;
   #queue: string[] = [];
+  /** When each key of {@linkcode WorkQueue.#queue} was added (`performance.now()`), at the same index: plain numbers. */
+  #addedTimes: number[] = [];
   readonly #queued = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #dirty = new Set<string>();
@@ -45,8 +47,6 @@ export class WorkQueue {
   /** The one timer, armed for the earliest due key, and when it fires. */
   #timer?: ReturnType<typeof setTimeout>;
   #timerAt = Infinity;
-  /** When each waiting key was added (for the queue-duration metric), until a worker takes it. */
-  readonly #addedAt = new Map<string, number>();
   #waiters: (() => void)[] = [];
   #shuttingDown = false;
   #workers: Promise<void>[] = [];
@@ -100,7 +100,7 @@ export class WorkQueue {
     if (this.#queued.has(key)) return;
     this.#queued.add(key);
     this.#queue.push(key);
-    this.#addedAt.set(key, performance.now());
+    this.#addedTimes.push(performance.now());
     this.#metrics?.adds.inc({ name: this.#options.name });
     this.#depth();
     this.#waiters.shift()?.();
@@ -166,13 +166,15 @@ export class WorkQueue {
     this.#failures.delete(key);
   }
 
-  async #next(): Promise<string | undefined> {
+  /** The next key and when it was added, once there is one; undefined once shutting down. */
+  async #next(): Promise<{ key: string; added: number } | undefined> {
     while (!this.#shuttingDown) {
       const key = this.#queue.shift();
+      const added = this.#addedTimes.shift()!;
       if (key !== undefined) {
         this.#queued.delete(key);
         this.#depth();
-        return key;
+        return { key, added };
       }
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
@@ -187,14 +189,11 @@ export class WorkQueue {
   start(handler: (key: string) => Promise<ReconcileResult>): void {
     const worker = async () => {
       for (;;) {
-        const key = await this.#next();
-        if (key === undefined) return;
+        const next = await this.#next();
+        if (next === undefined) return;
+        const { key, added } = next;
         this.#processing.add(key);
-        const added = this.#addedAt.get(key);
-        this.#addedAt.delete(key);
-        if (added !== undefined) {
-          this.#metrics?.latency.observe((performance.now() - added) / 1000, { name: this.#options.name });
-        }
+        this.#metrics?.latency.observe((performance.now() - added) / 1000, { name: this.#options.name });
         const started = performance.now();
         try {
           const result = await handler(key);

@@ -6,7 +6,8 @@
  * @module
  */
 import * as v from "valibot";
-import type { KubeClient, RequestLimiter } from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
+import type { RequestLimiter } from "../kube/transport.ts";
 
 /** The verdict for one request. */
 export type AuthorizationVerdict = { allowed: true; user: string } | {

@@ -17,6 +17,7 @@
  * @module
  */
 import * as log from "../log.ts";
+import { DEFAULTS } from "../defaults.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { MetricsRegistry } from "../runtime/metrics.ts";
 import { TokenBucket } from "../runtime/token_bucket.ts";
@@ -78,9 +79,6 @@ interface DelegatedAuthorizerOptions extends Partial<ReviewLimits> {
 
 /** Tokens longer than this are refused without a review (service account tokens are about 1 KiB). */
 const MAX_TOKEN_CHARS = 16 * 1024;
-
-/** How often a failed check is logged at most. */
-const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -154,7 +152,7 @@ export class DelegatedAuthorizer {
       });
     } catch (cause) {
       const now = performance.now();
-      if (now - this.#lastFailureLog >= FAILURE_LOG_INTERVAL_MS) {
+      if (now - this.#lastFailureLog >= DEFAULTS.authorizationFailureLogMs) {
         this.#lastFailureLog = now;
         log.warn("could not check a /metrics caller with the API server", { error: cause });
       }

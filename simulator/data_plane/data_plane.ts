@@ -1,15 +1,10 @@
 /**
- * The simulator's data plane: real HAProxy processes doing what Ankra's load balancer VMs do. One HAProxy per
- * `running` load balancer (its VM pair is one process here) and per `running` combined edge with the
- * `load_balancer` role, its configuration rendered from the world (`proxy_plan.ts`, `haproxy_config.ts`), every
- * change applied by a reload through the master CLI after the servers' state is dumped (so members keep their health),
- * and stopped with its owner. Level-based like a controller: every reconcile reads the whole world (after every API
+ * The simulator's data plane: an HAProxy per owner the plan names (`haproxy_plan.ts`), its configuration rendered
+ * (`haproxy_config.ts`) into the owner's folder, started, reloaded on every change and stopped with its owner
+ * (`haproxy_process.ts`). Level-based like a controller: every reconcile reads the whole world (after every API
  * request, when an operation is due, and every 2 s while HAProxy refuses a configuration) and brings the processes to
- * it. A load balancer's configuration counts as applied (`is_configuration_applied`) once its HAProxy has loaded the
- * configuration that holds the change; a refused one is logged once with HAProxy's own alerts and left unapplied.
- *
- * The data plane reads the world through {@linkcode DataPlaneWorld}, which its owner passes in; what it shows
- * (`/_simulator/state`) comes from HAProxy's runtime API (`snapshot`, `data_plane_state.ts`).
+ * it. A load balancer's configuration counts as applied once its HAProxy loaded it; a refused one is logged once,
+ * shown on its listeners and retried. An edge serves the members of its last finished sync, remembered here.
  *
  * @module
  */
@@ -17,87 +12,43 @@ import type { EdgeMemberState, EdgeState } from "../edges.ts";
 import type { LoadBalancerState } from "../load_balancer_state.ts";
 import type { SeedCertificate } from "../seed.ts";
 import type { NetworkState } from "../world_state.ts";
+import type { DataPlaneView, ListenerView, OwnerStats } from "./data_plane_state.ts";
 import { renderHaproxyConfig } from "./haproxy_config.ts";
-import { HaproxyProcess, type HaproxyTools, locateHaproxyTools } from "./haproxy_process.ts";
-import { parseShowProc, parseShowStat, readHaproxyLine, refusalOf, type StatRow } from "./haproxy_status.ts";
-import { type ListenerSpec, planListeners } from "./listener_plan.ts";
+import { type ListenerSpec, planHaproxies, type ProxyPlan } from "./haproxy_plan.ts";
+import * as haproxy from "./haproxy_process.ts";
+import { readRuntimeStats } from "./haproxy_runtime.ts";
 import type { ActiveDataPlaneMode } from "./local_addresses.ts";
 import { NetnsRoutes } from "./netns_routes.ts";
-import { edgePlan, loadBalancerPlan, type ProxyPlan } from "./proxy_plan.ts";
 
-/** The narrow view of the world the data plane reads, and the one fact it reports back. */
+/**
+ * The narrow view of the world the data plane reads, and the one fact it reports back: every load balancer, edge and
+ * network as stored; the seeded certificates by id; the seed's `reload_hard_stop_after_ms` and `public_ipv4_ranges`
+ * (the `netns` mode makes them local); `tick` finishes the operations that are due and says in how many milliseconds
+ * the next running one is; `markApplied` records that a load balancer's VMs run `generation`.
+ */
 export interface DataPlaneWorld {
-  /** Every load balancer, as stored. */
   loadBalancers(): LoadBalancerState[];
-  /** Every edge, as stored. */
   edges(): EdgeState[];
-  /** Every private network. */
   networks(): NetworkState[];
-  /** The seeded certificates by id (undefined: none seeded). */
   certificates(): ReadonlyMap<string, SeedCertificate> | undefined;
-  /** The seed's `reload_hard_stop_after_ms`. */
   hardStopAfterMs(): number | undefined;
-  /** The seed's `public_ipv4_ranges` (the `netns` mode makes them local). */
   publicIpv4Ranges(): readonly string[];
-  /** Finishes the operations that are due; milliseconds until the next running one is, if any. */
   tick(): number | undefined;
-  /** Records that a load balancer's VMs run `generation`. */
   markApplied(loadBalancerId: string, generation: number): void;
 }
 
-/** Options of {@linkcode DataPlane}. */
-export interface DataPlaneOptions {
-  /** `loopback` or `netns`. */
-  mode: ActiveDataPlaneMode;
-  /** Where lines go (default: standard error, prefixed `ankra-cloud-simulator: data plane:`). */
-  log?: (line: string) => void;
-}
-
-/** A listener and whether HAProxy serves it. */
-export interface ListenerView {
-  /** What the world asks for. */
-  spec: ListenerSpec;
-  /** `listening` (its HAProxy runs it), `opening`, `failed` (with `error`) or `not_served` (the spec's reason). */
-  state: "listening" | "opening" | "failed" | "not_served";
-  /** Why it failed. */
-  error?: string;
-}
-
-/** One owner's HAProxy as the runtime API shows it now. */
-export interface OwnerStats {
-  /** The current worker's `show stat` rows. */
-  rows: StatRow[];
-  /** `scur` by `proxy/name`, summed over the current worker and the old ones still finishing connections. */
-  active: Map<string, number>;
-  /** When HAProxy last reported a check of `backend/server` (its `option log-health-checks` lines). */
-  checks: ReadonlyMap<string, string>;
-  /** The master's PID and socket, and the configuration file. */
-  process: { pid: number; masterSocket: string; configPath: string };
-}
-
-/** What `/_simulator/state` shows of the data plane, read at one moment. */
-export interface DataPlaneView {
-  /** The mode. */
-  mode: ActiveDataPlaneMode;
-  /** Every planned listener with its state. */
-  listeners: ListenerView[];
-  /** The plan of each owner served now. */
-  plans: ReadonlyMap<string, ProxyPlan>;
-  /** The runtime API's answers, by owner (absent while its HAProxy does not run or answer). */
-  owners: ReadonlyMap<string, OwnerStats>;
-  /** The members each edge serves (those of its last finished sync). */
-  edgeMembers: ReadonlyMap<string, EdgeMemberState[]>;
-}
-
+/**
+ * One owner's HAProxy: its folder and process; the configuration it runs and the listeners in it; a configuration it
+ * refused, retried from `retryAt`, and what the refusal means for the listeners; the last line logged for it; when
+ * HAProxy last reported a check of each `backend/server`.
+ */
 interface Owner {
   id: string;
   what: string;
   dir: string;
-  process?: HaproxyProcess;
-  /** The configuration its HAProxy runs, and the listeners in it. */
+  process?: haproxy.HaproxyProcess;
   loaded?: string;
   loadedBinds: Set<string>;
-  /** A configuration HAProxy refused, retried from `retryAt`. */
   refused?: string;
   retryAt: number;
   failure?: { error: string; key?: string };
@@ -116,9 +67,8 @@ export class DataPlane {
   readonly #owners = new Map<string, Owner>();
   readonly #edgeApplied = new Map<string, EdgeMemberState[]>();
   readonly #netns?: NetnsRoutes;
-  #tools?: HaproxyTools;
+  #tools?: haproxy.HaproxyTools;
   #root?: string;
-  #specs: ListenerSpec[] = [];
   #plans = new Map<string, ProxyPlan>();
   #wanted = false;
   #loop?: Promise<void>;
@@ -126,8 +76,11 @@ export class DataPlane {
   #retryTimer?: ReturnType<typeof setTimeout>;
   #stopped = false;
 
-  /** Creates the data plane over `world`; nothing runs before {@linkcode DataPlane.start}. */
-  constructor(world: DataPlaneWorld, options: DataPlaneOptions) {
+  /**
+   * Creates the data plane over `world` in `mode`, logging to `log` (default: standard error, prefixed
+   * `ankra-cloud-simulator: data plane:`); nothing runs before {@linkcode DataPlane.start}.
+   */
+  constructor(world: DataPlaneWorld, options: { mode: ActiveDataPlaneMode; log?: (line: string) => void }) {
     this.#world = world;
     this.mode = options.mode;
     this.#log = options.log ?? ((line) => console.error(`ankra-cloud-simulator: data plane: ${line}`));
@@ -136,7 +89,7 @@ export class DataPlane {
 
   /** Finds HAProxy (an error naming the package when missing), prepares the mode, and serves the world. */
   async start(): Promise<void> {
-    this.#tools = locateHaproxyTools();
+    this.#tools = haproxy.locateHaproxyTools();
     await this.#netns?.prepare(this.#world.publicIpv4Ranges());
     this.#root = await Deno.makeTempDir({ prefix: "ankra-cloud-simulator-haproxy-" });
     await this.settle();
@@ -165,56 +118,40 @@ export class DataPlane {
     if (this.#root) await Deno.remove(this.#root, { recursive: true }).catch(() => {});
   }
 
-  /** The listeners, in plan order, with their states. */
-  listeners(): ListenerView[] {
-    return this.#specs.map((spec) => {
-      if (!spec.served) return { spec, state: "not_served" };
-      const ownerId = spec.route.kind === "load_balancer" ? spec.route.loadBalancerId : spec.route.edgeId;
-      const problem = this.#plans.get(ownerId)?.problems.get(spec.key);
-      if (problem) return { spec, state: "failed", error: problem };
-      const owner = this.#owners.get(ownerId);
-      if (owner?.process?.alive && owner.loadedBinds.has(spec.key)) return { spec, state: "listening" };
-      if (owner?.failure && (owner.failure.key === undefined || owner.failure.key === spec.key)) {
-        return { spec, state: "failed", error: owner.failure.error };
-      }
-      return { spec, state: "opening" };
-    });
-  }
-
-  /** What HAProxy shows now: every owner's `show stat` (through the master CLI), with the listeners and plans. */
+  /** What `/_simulator/state` shows now: each plan, its listeners' states, and its HAProxy's runtime figures. */
   async snapshot(): Promise<DataPlaneView> {
-    const owners = new Map<string, OwnerStats>();
+    const stats = new Map<string, OwnerStats>();
     await Promise.all([...this.#owners.values()].map(async (owner) => {
       const process = owner.process;
       if (!process?.alive) return;
-      try {
-        const procs = parseShowProc(await process.command("show proc"));
-        if (procs.current === undefined) return;
-        const rows = parseShowStat(await process.command(`@!${procs.current} show stat`));
-        const active = new Map<string, number>();
-        const add = (list: StatRow[]) => {
-          for (const row of list) {
-            const key = `${row.pxname}/${row.svname}`;
-            active.set(key, (active.get(key) ?? 0) + Number(row.scur || 0));
-          }
-        };
-        add(rows);
-        for (const pid of procs.old) add(parseShowStat(await process.command(`@!${pid} show stat`).catch(() => "")));
-        owners.set(owner.id, {
-          rows,
-          active,
-          checks: new Map(owner.checks),
-          process: { pid: process.pid, masterSocket: process.masterSocket, configPath: process.configPath },
-        });
-      } catch { /* reloading or gone: shown without HAProxy's figures this time */ }
+      // The check times are taken before the figures: a check logged while they are read would otherwise show its
+      // time beside the figures from before it, and a reader waiting for the time to change would miss that check.
+      const checks = new Map(owner.checks);
+      // Reloading or gone: shown without HAProxy's figures this time.
+      const read = await readRuntimeStats(process.masterSocket, () => !process.alive).catch(() => undefined);
+      const { pid, masterSocket, configPath } = process;
+      if (read) {
+        stats.set(owner.id, { ...read, checks, process: { pid, masterSocket, configPath } });
+      }
     }));
-    return {
-      mode: this.mode,
-      listeners: this.listeners(),
-      plans: new Map(this.#plans),
-      owners,
-      edgeMembers: new Map(this.#edgeApplied),
-    };
+    const owners = new Map([...this.#plans].map(([id, plan]) => {
+      const listeners = plan.listeners.map((spec) => ({ ...spec, ...this.#listenerState(plan, spec) }));
+      return [id, { plan, listeners, stats: stats.get(id) }];
+    }));
+    return { mode: this.mode, owners };
+  }
+
+  #listenerState(plan: ProxyPlan, spec: ListenerSpec): Pick<ListenerView, "state" | "error"> {
+    if (!spec.served) return { state: "not_served" };
+    const problem = plan.problems.get(spec.key);
+    if (problem) return { state: "failed", error: problem };
+    const owner = this.#owners.get(plan.owner);
+    if (owner?.process?.alive && owner.loadedBinds.has(spec.key)) return { state: "listening" };
+    const failure = owner?.failure;
+    if (failure && (failure.key === undefined || failure.key === spec.key)) {
+      return { state: "failed", error: failure.error };
+    }
+    return { state: "opening" };
   }
 
   async #run(): Promise<void> {
@@ -240,97 +177,80 @@ export class DataPlane {
       const syncing = edge.active_operation?.status === "running";
       if (edge.state === "running" && !syncing) this.#edgeApplied.set(edge.id, edge.members.map((m) => ({ ...m })));
     }
-    const specs = planListeners({
+    await this.#netns?.cover(world.networks());
+    const plans = planHaproxies({
       loadBalancers,
       edges: edges.map((edge) => ({ edge, members: this.#edgeApplied.get(edge.id) ?? [] })),
+      networks: world.networks(),
       mode: this.mode,
+      certificates: world.certificates(),
     });
-    await this.#netns?.cover(world.networks());
-    const networks = new Map(world.networks().map((n) => [n.id, n]));
-    const wanted = new Map<string, { plan: ProxyPlan; what: string; generation?: number }>();
-    for (const lb of loadBalancers) {
-      if (lb.state !== "running") continue;
-      const listeners = specs.filter((s) => s.route.kind === "load_balancer" && s.route.loadBalancerId === lb.id);
-      const plan = loadBalancerPlan(lb, {
-        network: networks.get(lb.network_id),
-        listeners,
-        mode: this.mode,
-        certificates: world.certificates(),
-      });
-      wanted.set(lb.id, { plan, what: `load balancer ${lb.id}`, generation: lb.configuration_generation });
-    }
-    for (const edge of edges) {
-      if (edge.state !== "running" || edge.placement !== "combined" || !edge.roles.includes("load_balancer")) continue;
-      const listeners = specs.filter((s) => s.route.kind === "edge" && s.route.edgeId === edge.id);
-      const plan = edgePlan(edge, { members: this.#edgeApplied.get(edge.id) ?? [], listeners, mode: this.mode });
-      wanted.set(edge.id, { plan, what: `edge ${edge.id}` });
-    }
-    this.#specs = specs;
-    this.#plans = new Map([...wanted].map(([id, w]) => [id, w.plan]));
-    await Promise.all([...this.#owners.values()].filter((o) => !wanted.has(o.id)).map((o) => this.#drop(o)));
-    await Promise.all([...wanted].map(([id, w]) => this.#apply(id, w)));
+    this.#plans = new Map(plans.map((plan) => [plan.owner, plan]));
+    await Promise.all([...this.#owners.values()].filter((o) => !this.#plans.has(o.id)).map((o) => this.#drop(o)));
+    await Promise.all(plans.map((plan) => this.#apply(plan)));
     this.#scheduleTimers(dueInMs);
   }
 
-  async #apply(id: string, wanted: { plan: ProxyPlan; what: string; generation?: number }): Promise<void> {
-    let owner = this.#owners.get(id);
-    if (!owner) {
-      const dir = `${this.#root}/${id}`;
-      await Deno.mkdir(dir, { recursive: true });
-      owner = { id, what: wanted.what, dir, loadedBinds: new Set(), retryAt: 0, checks: new Map() };
-      this.#owners.set(id, owner);
-    }
-    const { plan } = wanted;
-    for (const [key, problem] of plan.problems) this.#logOnce(owner, `${problem} (${wanted.what}, listener ${key})`);
+  /** Brings the owner's HAProxy to `plan`: started, or reloaded when its configuration changed. */
+  async #apply(plan: ProxyPlan): Promise<void> {
+    const owner = this.#owners.get(plan.owner) ?? await this.#adopt(plan);
+    for (const [key, problem] of plan.problems) this.#logOnce(owner, `${problem} (${plan.what}, listener ${key})`);
     const rendered = renderHaproxyConfig(plan, {
       dir: owner.dir,
       hardStopAfterMs: this.#world.hardStopAfterMs(),
       certificates: this.#world.certificates(),
     });
     const markApplied = () => {
-      if (wanted.generation !== undefined && plan.problems.size === 0) this.#world.markApplied(id, wanted.generation);
+      if (plan.generation !== undefined && !plan.problems.size) this.#world.markApplied(plan.owner, plan.generation);
     };
     if (owner.process?.alive && owner.loaded === rendered.config) return markApplied();
     if (owner.refused === rendered.config && Date.now() < owner.retryAt) return;
     for (const [path, content] of rendered.files) await Deno.writeTextFile(path, content);
     await Deno.writeTextFile(`${owner.dir}/haproxy.cfg`, rendered.config);
     let outcome;
-    if (owner.process?.alive) {
-      const process = owner.process;
-      const state = await process.worker("show servers state").catch(() => "");
-      await Deno.writeTextFile(`${owner.dir}/server-state`, state.replace(/^\s*\n/, ""));
-      outcome = await process.reload();
-    } else {
-      const current = owner;
-      const started = await HaproxyProcess.start(this.#tools!, {
-        dir: owner.dir,
-        onLine: (line) => this.#heard(current, line),
-      });
+    if (owner.process?.alive) outcome = await owner.process.reload();
+    else {
+      const onLine = (line: string) => this.#heard(owner, line);
+      const started = await haproxy.HaproxyProcess.start(this.#tools!, { dir: owner.dir, onLine });
       owner.process = started.process;
       owner.loaded = undefined;
       owner.loadedBinds = new Set();
       outcome = started.outcome;
     }
-    if (this.#stopped || this.#owners.get(id) !== owner) return;
+    if (this.#stopped || this.#owners.get(plan.owner) !== owner) return;
     if (outcome.loaded) {
       owner.loaded = rendered.config;
       owner.loadedBinds = new Set(plan.frontends.flatMap((f) => f.binds.map((b) => b.key)));
-      owner.refused = undefined;
-      owner.failure = undefined;
+      owner.refused = owner.failure = undefined;
       return markApplied();
     }
     owner.refused = rendered.config;
     owner.retryAt = Date.now() + RETRY_MS;
-    owner.failure = refusalOf(outcome.alerts);
+    owner.failure = haproxy.refusalOf(outcome.alerts);
+    const alerts = outcome.alerts.join("; ");
     this.#logOnce(
       owner,
-      `haproxy refused the configuration of ${wanted.what}: ${outcome.alerts.join("; ")}; retrying every ` +
-        `${RETRY_MS / 1000} s`,
+      `haproxy refused the configuration of ${plan.what}: ${alerts}; retrying every ${RETRY_MS / 1000} s`,
     );
   }
 
+  async #adopt(plan: ProxyPlan): Promise<Owner> {
+    const dir = `${this.#root}/${plan.owner}`;
+    await Deno.mkdir(dir, { recursive: true });
+    const owner: Owner = {
+      id: plan.owner,
+      what: plan.what,
+      dir,
+      loadedBinds: new Set(),
+      retryAt: 0,
+      checks: new Map(),
+    };
+    this.#owners.set(owner.id, owner);
+    return owner;
+  }
+
   #heard(owner: Owner, line: string): void {
-    const read = readHaproxyLine(line);
+    const read = haproxy.readHaproxyLine(line);
     if (read.kind === "check") owner.checks.set(read.server, new Date().toISOString());
     const transition = /\] *\(\d+\) : (Server \S+ is (?:UP|DOWN)\b.*)$/.exec(line)?.[1];
     if (transition) this.#log(`${owner.what}: ${transition}`);
@@ -352,8 +272,7 @@ export class DataPlane {
     if (this.#stopped) return;
     clearTimeout(this.#dueTimer);
     if (dueInMs !== undefined) this.#dueTimer = setTimeout(() => this.wake(), dueInMs + 5);
-    const refused = [...this.#owners.values()].some((o) => o.refused !== undefined);
-    if (refused && this.#retryTimer === undefined) {
+    if (this.#retryTimer === undefined && [...this.#owners.values()].some((o) => o.refused !== undefined)) {
       this.#retryTimer = setTimeout(() => {
         this.#retryTimer = undefined;
         this.wake();

@@ -1,41 +1,28 @@
 /**
- * The HAProxy configuration of one owner's plan (`proxy_plan.ts`), and the files beside it (a crt-list per TLS
- * frontend, a PEM per certificate), all under the owner's directory:
- *
- * - `global`: a stats socket (also a listener, so a load balancer without frontends still runs its checks), the
- *   server-state file the data plane dumps before each reload (`load-server-state-from-file`: members keep their
- *   health across reloads), `hard-stop-after` from the seed's `reload_hard_stop_after_ms`;
- * - `defaults`: `timeout connect 5s`, `client`/`server`/`tunnel` 1 h, `retries 3` with `option redispatch 1` (a
- *   member refusing a connection hands it to the next), `option log-health-checks` (HAProxy reports each check that
- *   moves a member's health);
- * - a frontend per plan frontend: `mode`, its binds (with `ssl crt-list` on a TLS frontend), `option socket-stats`;
- *   in `http` mode `option forwardfor`, `X-Forwarded-Proto` set, and `redirect scheme https code 301` where asked;
- * - a backend per plan backend: `balance`, `option httpchk GET <path>` with `http-check expect status <expected>`
- *   for an `http` check, and a server per member with `weight`, `source`, `check inter <interval>s rise fall` (or
- *   `track`), `disabled` when not enabled or never to be contacted.
- *
- * A pure function: text in, text out.
+ * The HAProxy configuration of one plan (`haproxy_plan.ts`) and the files beside it in the owner's folder (a crt-list
+ * per TLS frontend, a PEM per certificate), as docs/simulator.md describes it ("The HAProxy of a load balancer"). The
+ * stats socket is also a listener, so a load balancer without frontends still runs its checks; the server-state file
+ * is the one `HaproxyProcess.reload` dumps; `option log-health-checks` makes HAProxy report the checks whose time
+ * `/_simulator/state` shows. A pure function: text in, text out.
  *
  * @module
  */
 import type { SeedCertificate } from "../seed.ts";
-import type { BackendPlan, FrontendPlan, ProxyPlan, ServerPlan } from "./proxy_plan.ts";
+import type { BackendPlan, FrontendPlan, ProxyPlan, ServerPlan } from "./haproxy_plan.ts";
 
-/** A configuration and the files it names. */
+/** A configuration (`haproxy.cfg`) and the other files it names, by path: crt-lists and certificate PEMs. */
 export interface RenderedConfig {
-  /** `haproxy.cfg`. */
   config: string;
-  /** Other files, by path: crt-lists and certificate PEMs. */
   files: Map<string, string>;
 }
 
-/** Where and how an owner's HAProxy runs. */
+/**
+ * Where and how an owner's HAProxy runs: its folder (no spaces); `hard-stop-after` in milliseconds (absent: old
+ * processes live until their connections close); the seed's certificates (a plan names only seeded ones).
+ */
 export interface RenderOptions {
-  /** The owner's directory (no spaces). */
   dir: string;
-  /** `hard-stop-after` in milliseconds; absent: old processes live until their connections close. */
   hardStopAfterMs?: number;
-  /** The seed's certificates (a plan names only seeded ones). */
   certificates?: ReadonlyMap<string, SeedCertificate>;
 }
 
@@ -78,7 +65,7 @@ export function renderHaproxyConfig(plan: ProxyPlan, options: RenderOptions): Re
 }
 
 /** `address:port` as HAProxy reads it (IPv6 in brackets). */
-export function haproxyAddress(address: string, port?: number): string {
+function haproxyAddress(address: string, port?: number): string {
   const host = address.includes(":") ? `[${address}]` : address;
   return port === undefined ? host : `${host}:${port}`;
 }

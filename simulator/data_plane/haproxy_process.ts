@@ -1,28 +1,80 @@
 /**
  * One HAProxy in master-worker mode (`haproxy -W -S <dir>/master.sock -f <dir>/haproxy.cfg`), owned by this process:
- * started through `setpriv --pdeathsig KILL` (util-linux), so the master is killed when the simulator dies, however
- * it dies — its workers leave when their master is gone; stopped (SIGTERM: the master ends its workers and their
- * connections) with its load balancer or edge and with the data plane. A configuration is applied by `reload` on
- * the master CLI; the outcome is HAProxy's own (`Loading success.` / `Loading failure!` on its standard error, with
- * the alerts before it). Every line it writes goes to `onLine`.
+ * started through `setpriv --pdeathsig KILL` (util-linux), so the master dies with the simulator however it dies, and
+ * its workers with their master; stopped with its owner and with the data plane; reloaded through the master CLI
+ * after it dumps its servers' state into `<dir>/server-state`, which the configuration loads (members keep their
+ * health). A start's or reload's outcome is HAProxy's own, read from its standard error with what it means for the
+ * listeners; every line also goes to `onLine`.
  *
  * @module
  */
-import { alertText, parseShowProc, readHaproxyLine } from "./haproxy_status.ts";
+import { parseIp } from "../../lib/ip_address.ts";
+import { listenerKey } from "./haproxy_plan.ts";
+import { connectMaster, workerCommand } from "./haproxy_runtime.ts";
 
-/** The programs the data plane runs. */
+/** The programs the data plane runs: the `haproxy` binary, and util-linux's `setpriv` for `--pdeathsig`. */
 export interface HaproxyTools {
-  /** The `haproxy` binary. */
   haproxy: string;
-  /** util-linux's `setpriv`, for `--pdeathsig`. */
   setpriv: string;
 }
 
 /** The outcome of a start or reload: HAProxy loaded the configuration, or refused it with its alerts. */
 export type LoadOutcome = { loaded: true } | { loaded: false; alerts: string[] };
 
+/** A line of HAProxy's standard error, read. */
+export type HaproxyLine =
+  | { kind: "loaded"; success: boolean }
+  | { kind: "bind_failed"; address: string; port: number; detail: string }
+  | { kind: "check"; server: string; passed: boolean }
+  | { kind: "other" };
+
+/** The owner's folder, and where HAProxy's standard error goes, line by line. */
+type StartOptions = { dir: string; onLine: (line: string) => void };
+
 const LOAD_TIMEOUT_MS = 15_000;
-const COMMAND_TIMEOUT_MS = 2_000;
+
+/** What a line of HAProxy's standard error says: a load's outcome, a bind refused, a check it reports. */
+export function readHaproxyLine(line: string): HaproxyLine {
+  if (/Loading success\./.test(line)) return { kind: "loaded", success: true };
+  if (/Loading failure!/.test(line)) return { kind: "loaded", success: false };
+  const bind = /cannot bind socket \(([^)]*)\) for \[(.+):(\d+)\]/.exec(line);
+  if (bind) {
+    return { kind: "bind_failed", address: bind[2].replace(/^\[|\]$/g, ""), port: Number(bind[3]), detail: bind[1] };
+  }
+  const check = /Health check for server (\S+) (succeeded|conditionally succeeded|failed)/.exec(line);
+  if (check) return { kind: "check", server: check[1], passed: check[2] !== "failed" };
+  return { kind: "other" };
+}
+
+/** The words of an `[ALERT]` line (HAProxy's own error), or undefined for any other line. */
+export function alertText(line: string): string | undefined {
+  return /^\[ALERT\]\s+\(\d+\) : (.*)$/.exec(line)?.[1];
+}
+
+/**
+ * What a refused configuration's alerts say, in the words a user acts on: a bind that failed (with the listener key
+ * it names, `address|port`), or the alerts themselves.
+ */
+export function refusalOf(alerts: string[]): { error: string; key?: string } {
+  for (const alert of alerts) {
+    const read = readHaproxyLine(alert);
+    if (read.kind !== "bind_failed") continue;
+    const where = `${read.address.includes(":") ? `[${read.address}]` : read.address}:${read.port}`;
+    const why = /in use/i.test(read.detail)
+      ? "the address is in use; stop what listens there or free the port"
+      : /permission/i.test(read.detail)
+      ? "permission denied; ports below 1024 need root, CAP_NET_BIND_SERVICE or a lower " +
+        "net.ipv4.ip_unprivileged_port_start"
+      : /assign/i.test(read.detail)
+      ? "the address is not local here; with --data-plane=netns the simulator adds local routes for it"
+      : read.detail;
+    return {
+      error: `cannot listen on ${where}: ${why} (haproxy: ${alert})`,
+      key: listenerKey(parseIp(read.address)?.text ?? read.address, read.port),
+    };
+  }
+  return { error: `haproxy refused the configuration: ${alerts.join("; ") || "no reason given"}` };
+}
 
 /**
  * Finds `haproxy` and `setpriv` in `dirs` (default: PATH, then the sbin and bin folders); an error naming the Debian
@@ -31,14 +83,14 @@ const COMMAND_TIMEOUT_MS = 2_000;
 export function locateHaproxyTools(dirs?: string[]): HaproxyTools {
   const search = dirs ??
     [...(Deno.env.get("PATH") ?? "").split(":").filter(Boolean), "/usr/sbin", "/usr/local/sbin", "/usr/bin", "/bin"];
-  const find = (name: string) =>
-    search.map((dir) => `${dir}/${name}`).find((path) => {
-      try {
-        return Deno.statSync(path).isFile;
-      } catch {
-        return false;
-      }
-    });
+  const isFile = (path: string) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  };
+  const find = (name: string) => search.map((dir) => `${dir}/${name}`).find(isFile);
   const haproxy = find("haproxy");
   if (!haproxy) {
     throw new Error(
@@ -55,18 +107,20 @@ export function locateHaproxyTools(dirs?: string[]): HaproxyTools {
 
 /** A running HAProxy master and its workers. */
 export class HaproxyProcess {
-  /** The master CLI's socket. */
+  /** The master CLI's socket, `<dir>/master.sock`. */
   readonly masterSocket: string;
-  /** The configuration file. */
+  /** The configuration file, `<dir>/haproxy.cfg`. */
   readonly configPath: string;
+  readonly #dir: string;
   readonly #child: Deno.ChildProcess;
   readonly #onLine: (line: string) => void;
   #exited = false;
   #waiter?: { alerts: string[]; done: (outcome: LoadOutcome) => void };
 
-  private constructor(child: Deno.ChildProcess, options: { dir: string; onLine: (line: string) => void }) {
+  private constructor(child: Deno.ChildProcess, options: StartOptions) {
     this.#child = child;
     this.#onLine = options.onLine;
+    this.#dir = options.dir;
     this.masterSocket = `${options.dir}/master.sock`;
     this.configPath = `${options.dir}/haproxy.cfg`;
     const reading = this.#read(child.stderr).catch(() => {});
@@ -81,20 +135,11 @@ export class HaproxyProcess {
   /** Starts HAProxy on `<dir>/haproxy.cfg`; the process once it loaded it, or HAProxy's alerts. */
   static async start(
     tools: HaproxyTools,
-    options: { dir: string; onLine: (line: string) => void },
+    options: StartOptions,
   ): Promise<{ process?: HaproxyProcess; outcome: LoadOutcome }> {
+    const [socket, config] = [`${options.dir}/master.sock`, `${options.dir}/haproxy.cfg`];
     const child = new Deno.Command(tools.setpriv, {
-      args: [
-        "--pdeathsig",
-        "KILL",
-        "--",
-        tools.haproxy,
-        "-W",
-        "-S",
-        `${options.dir}/master.sock`,
-        "-f",
-        `${options.dir}/haproxy.cfg`,
-      ],
+      args: ["--pdeathsig", "KILL", "--", tools.haproxy, "-W", "-S", socket, "-f", config],
       stdin: "null",
       stdout: "null",
       stderr: "piped",
@@ -116,12 +161,14 @@ export class HaproxyProcess {
     return !this.#exited;
   }
 
-  /** Reloads the configuration file through the master CLI; what HAProxy made of it. */
+  /** Dumps the servers' state, then reloads the configuration file through the master CLI; what HAProxy made of it. */
   async reload(): Promise<LoadOutcome> {
+    const state = await workerCommand(this.masterSocket, "show servers state", () => this.#exited).catch(() => "");
+    await Deno.writeTextFile(`${this.#dir}/server-state`, state.replace(/^\s*\n/, ""));
     const outcome = this.#load();
     // The master re-executes itself on it: nothing to wait for on the connection.
     try {
-      const conn = await this.#connect();
+      const conn = await connectMaster(this.masterSocket, () => this.#exited);
       await conn.write(new TextEncoder().encode("reload\n")).finally(() => conn.close());
     } catch (cause) {
       this.#waiter?.done({ loaded: false, alerts: [`the master CLI refused reload: ${(cause as Error).message}`] });
@@ -129,55 +176,18 @@ export class HaproxyProcess {
     return await outcome;
   }
 
-  /** Sends one command to the master CLI (`@1 show stat` reaches the current worker); its answer. */
-  async command(text: string): Promise<string> {
-    const conn = await this.#connect();
-    const timer = setTimeout(() => conn.close(), COMMAND_TIMEOUT_MS);
-    try {
-      await conn.write(new TextEncoder().encode(`${text}\n`));
-      await conn.closeWrite();
-      return await new Response(conn.readable).text();
-    } finally {
-      clearTimeout(timer);
-      try {
-        conn.close();
-      } catch { /* closed by reading to the end */ }
-    }
-  }
-
-  /** Sends `text` to the current worker's runtime API (through the master CLI, `@!<pid>`); its answer. */
-  async worker(text: string): Promise<string> {
-    const current = parseShowProc(await this.command("show proc")).current;
-    if (current === undefined) throw new Error("haproxy has no current worker");
-    return await this.command(`@!${current} ${text}`);
-  }
-
   /** Ends the master, its workers and their connections (SIGTERM, SIGKILL after 3 s). */
   async stop(): Promise<void> {
-    if (!this.#exited) {
+    if (this.#exited) return;
+    const kill = (signal: Deno.Signal) => {
       try {
-        this.#child.kill("SIGTERM");
+        this.#child.kill(signal);
       } catch { /* gone */ }
-      const timer = setTimeout(() => {
-        try {
-          this.#child.kill("SIGKILL");
-        } catch { /* gone */ }
-      }, 3_000);
-      await this.#child.status;
-      clearTimeout(timer);
-    }
-  }
-
-  /** A connection to the master CLI, which is briefly away while the master re-executes itself. */
-  async #connect(): Promise<Deno.UnixConn> {
-    for (let attempt = 1;; attempt++) {
-      try {
-        return await Deno.connect({ transport: "unix", path: this.masterSocket });
-      } catch (cause) {
-        if (attempt >= 20 || this.#exited) throw cause;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    };
+    kill("SIGTERM");
+    const timer = setTimeout(() => kill("SIGKILL"), 3_000);
+    await this.#child.status;
+    clearTimeout(timer);
   }
 
   #load(): Promise<LoadOutcome> {

@@ -1,14 +1,9 @@
 /**
- * Which addresses the data plane may use on this machine, per mode — the rule that keeps every byte on it:
- *
- * - `loopback`: only 127.0.0.0/8 (and `::1`) is served and contacted. Public IPv4 addresses come from the loopback
- *   range; public IPv6 addresses keep coming from 2001:db8::/32 and are reported as not served; a member outside
- *   loopback is never contacted (its checks fail with the reason, connections to it are refused).
- * - `netns`: every address is served and contacted — the simulator runs inside a network namespace its caller made,
- *   where the documentation ranges and the networks' prefixes are local routes (`netns_routes.ts`).
- *
- * Also the private address a load balancer VM's connections leave from (its leg on the load balancer's network).
- * Pure functions.
+ * Which addresses the data plane may use on this machine, per mode — the rule that keeps every byte on it (the modes'
+ * table in docs/simulator.md): `loopback` serves and contacts only 127.0.0.0/8 and `::1` (public IPv6 addresses stay
+ * in 2001:db8::/32, not served; a member outside loopback is never contacted); `netns` every address, inside a network
+ * namespace its caller made (`netns_routes.ts`). Also the private address a load balancer VM's connections leave
+ * from: its leg on the load balancer's network. Pure functions.
  *
  * @module
  */

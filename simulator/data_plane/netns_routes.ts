@@ -1,20 +1,19 @@
 /**
  * The `netns` data plane's setup: refuse to run outside a network namespace of its own (it changes routes, and the
- * host's must never change) — its namespace must differ from PID 1's or, where PID 1's cannot be read (a sandbox),
- * hold no interface but `lo`, as a namespace fresh from `unshare --net` does — then make every address of the simulated cloud local there — `local` routes on `lo`
- * (AnyIP) for the public ranges the simulator allocates (the seed's `public_ipv4_ranges`, 2001:db8::/32) and for
- * each network's CIDR and ULA /64, and `ip_nonlocal_bind` so IPv6 addresses under such a route can be bound. Needs
- * root in the namespace and `ip` (iproute2): run it as `unshare --net …` or `ip netns exec <name> …`.
+ * host's must never change: its namespace must differ from PID 1's or, where PID 1's cannot be read, hold no interface
+ * but `lo`, as one fresh from `unshare --net` does), then make every address of the simulated cloud local there —
+ * `local` routes on `lo` (AnyIP) for the public ranges (the seed's `public_ipv4_ranges`, 2001:db8::/32) and each
+ * network's CIDR and ULA /64, and `ip_nonlocal_bind`. Needs root in the namespace and `ip` (iproute2).
  *
  * @module
  */
 import type { NetworkState } from "../world_state.ts";
 
 /** The public IPv6 range the simulator allocates from (each server and load balancer a /64 of it). */
-export const PUBLIC_IPV6_RANGE = "2001:db8::/32";
+const PUBLIC_IPV6_RANGE = "2001:db8::/32";
 
 /** The prefixes to make local for `networks`: each one's CIDR and ULA prefix. */
-export function networkPrefixes(networks: Iterable<Pick<NetworkState, "cidr" | "ula_prefix">>): string[] {
+function networkPrefixes(networks: Iterable<Pick<NetworkState, "cidr" | "ula_prefix">>): string[] {
   return [...networks].flatMap((n) => [n.cidr, n.ula_prefix]);
 }
 
@@ -54,31 +53,27 @@ export class NetnsRoutes {
 
   /** Checks the namespace, brings `lo` up, allows non-local binds and makes the public ranges local. */
   async prepare(publicIpv4Ranges: readonly string[]): Promise<void> {
-    const read = (path: string) => {
+    const tried = <T>(read: () => T): T | Error => {
       try {
-        return Deno.readLinkSync(path);
+        return read();
       } catch (cause) {
         return cause as Error;
       }
     };
-    let interfaces: string[] | Error;
-    try {
-      interfaces = interfaceNames(Deno.readTextFileSync("/proc/self/net/dev"));
-    } catch (cause) {
-      interfaces = cause as Error;
-    }
-    const problem = namespaceProblem(read("/proc/self/ns/net"), read("/proc/1/ns/net"), interfaces);
+    const problem = namespaceProblem(
+      tried(() => Deno.readLinkSync("/proc/self/ns/net")),
+      tried(() => Deno.readLinkSync("/proc/1/ns/net")),
+      tried(() => interfaceNames(Deno.readTextFileSync("/proc/self/net/dev"))),
+    );
     if (problem) throw new Error(problem);
     await ip(["link", "set", "lo", "up"]);
     for (const family of ["ipv4", "ipv6"]) {
-      try {
-        await Deno.writeTextFile(`/proc/sys/net/${family}/ip_nonlocal_bind`, "1");
-      } catch (cause) {
+      await Deno.writeTextFile(`/proc/sys/net/${family}/ip_nonlocal_bind`, "1").catch((cause) => {
         throw new Error(
           `--data-plane=netns could not set net.${family}.ip_nonlocal_bind (${(cause as Error).message}): ` +
             "run it as root with permission to write /proc/sys/net",
         );
-      }
+      });
     }
     await this.#local([...publicIpv4Ranges, PUBLIC_IPV6_RANGE]);
   }

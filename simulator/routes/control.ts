@@ -14,10 +14,25 @@ import { dataPlaneDocument, decorateEdge, decorateLoadBalancer } from "../data_p
 import { FaultSchema } from "../faults.ts";
 import { ProblemError } from "../problem.ts";
 import { parsed, readJson } from "../request_input.ts";
+import { LabelsInput } from "../request_schemas.ts";
 import { type Answer, jsonResponse, problemResponse } from "../responses.ts";
-import { SeedEdgeSchema, SeedNetworkSchema, SeedServerSchema, SeedSettingsSchema, SeedTokenSchema } from "../seed.ts";
+import {
+  SeedEdgeSchema,
+  SeedNetworkSchema,
+  SeedServerSchema,
+  SeedSettingsSchema,
+  SeedTokenSchema,
+  SeedZoneSchema,
+} from "../seed.ts";
+import { ServerOperationSchema, startServerOperation } from "../server_operations.ts";
 import type { Simulator } from "../simulator.ts";
-import { networkDocument, serverDocument, zoneCapabilities, zoneDocument } from "../world_documents.ts";
+import {
+  networkDocument,
+  operationDocument,
+  serverDocument,
+  zoneCapabilities,
+  zoneDocument,
+} from "../world_documents.ts";
 
 const ServerChangeSchema = v.strictObject({
   state: v.optional(v.picklist(["creating", "starting", "started", "stopping", "stopped", "deleting", "error"])),
@@ -25,13 +40,16 @@ const ServerChangeSchema = v.strictObject({
   plan: v.optional(v.string()),
   public_ipv4: v.optional(v.nullable(v.string())),
   public_ipv6: v.optional(v.nullable(v.string())),
-  labels: v.optional(v.record(v.string(), v.string())),
+  ipv6_renumber_available: v.optional(v.boolean()),
+  /** Replaces every label, under the API's `Labels` rules (as the console changes them). */
+  labels: v.optional(LabelsInput),
   interfaces: v.optional(v.array(v.strictObject({ network_id: v.string(), address: v.optional(v.string()) }))),
 });
 
 const ZoneChangeSchema = v.strictObject({
   compute_nodes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   servers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  storage_backends: v.optional(SeedZoneSchema.entries.storage_backends.wrapped),
 });
 
 /** The router of the control API (mounted under `/_simulator`), showing `dataPlane`'s state when one runs. */
@@ -107,15 +125,25 @@ export function controlRouter(sim: Simulator, dataPlane?: DataPlane): Hono {
     control(c, async () => {
       const server = sim.world.server(c.req.param("id"));
       const change = await body(c, ServerChangeSchema);
+      // First: a refused address (400) leaves the server as it was.
+      sim.world.changePublicAddresses(server, change);
       if (change.state !== undefined) server.state = change.state;
       if (change.hostname !== undefined) server.hostname = change.hostname;
-      if (change.public_ipv4 !== undefined) server.public_ipv4 = change.public_ipv4;
-      if (change.public_ipv6 !== undefined) server.public_ipv6 = change.public_ipv6;
       if (change.plan !== undefined) server.plan = change.plan;
       if (change.labels !== undefined) server.labels = { ...change.labels };
       if (change.interfaces !== undefined) sim.world.setInterfaces(server, change.interfaces);
       server.updated_at = sim.world.isoNow();
       return { status: 200, body: { server: serverDocument(server, sim.world.zones) } };
+    }));
+  // Announces an operation on a server (stop, delete, live migration) that runs for a while before the state changes.
+  router.post("/servers/:id/operations", (c) =>
+    control(c, async () => {
+      const server = sim.world.server(c.req.param("id"));
+      const operation = startServerOperation(sim.world, server, await body(c, ServerOperationSchema));
+      return {
+        status: 201,
+        body: { operation: operationDocument(operation), server: serverDocument(server, sim.world.zones) },
+      };
     }));
   router.delete("/servers/:id", (c) =>
     control(c, () => {
@@ -144,6 +172,7 @@ export function controlRouter(sim: Simulator, dataPlane?: DataPlane): Hono {
       const change = await body(c, ZoneChangeSchema);
       if (change.compute_nodes !== undefined) zone.compute_nodes = change.compute_nodes;
       if (change.servers !== undefined) zone.servers = change.servers;
+      if (change.storage_backends !== undefined) zone.storage_backends = [...change.storage_backends];
       return { status: 200, body: { capabilities: zoneCapabilities(zone, sim.world.publicIpv4Free()) } };
     }));
   router.post("/tokens", (c) =>

@@ -3,16 +3,18 @@
  * applied, and tried with impersonated users (`kubectl --as/--as-group` from the admin kubeconfig). A user outside the
  * allowed users and groups is refused when creating a Service with a `load-balancer.ankra.cloud/*` annotation or
  * adding, changing or removing one, and may still create and change Services without touching them; an allowed user
- * and a member of an allowed group may. The binding's namespace selector (a label of this test) keeps the policy to
- * this test's namespaces, so it touches no other test; a namespace without the label shows that it applies only where
- * it is bound.
+ * and a member of an allowed group may. Node-address mode is the administrator's to give too: the tenant can neither
+ * create a Service of the class `ankra.cloud/node-addresses` (nor turn one into a LoadBalancer of that class) nor set
+ * `load-balancer.ankra.cloud/mode`; the allowed user can. The binding's namespace selector (a label of this test) keeps
+ * the policy to this test's namespaces, so it touches no other test; a namespace without the label shows that it
+ * applies only where it is bound.
  */
 import assert from "node:assert/strict";
 import { loadAll } from "js-yaml";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { helmOk, kubectl, type ToolResult } from "../support/helm.ts";
-import { kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { helmOk, kubectl, type ToolResult } from "../support/chart/helm.ts";
+import { kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;
 const PREFIX = "load-balancer.ankra.cloud/";
@@ -53,14 +55,21 @@ function as(user: string, groups: string[], args: string[], stdin?: string): Pro
   })();
 }
 
-function service(namespace: string, name: string, annotations: Record<string, string> = {}): string {
+function service(
+  namespace: string,
+  name: string,
+  annotations: Record<string, string> = {},
+  spec: Record<string, unknown> = {},
+): string {
   return JSON.stringify({
     apiVersion: "v1",
     kind: "Service",
     metadata: { name, namespace, annotations },
-    spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+    spec: { type: "LoadBalancer", ports: [{ port: 80 }], ...spec },
   });
 }
+
+const CLASS_REFUSAL = /may not give a Service spec\.loadBalancerClass ankra\.cloud\/node-addresses/;
 
 Deno.test("the chart renders no admission policy by default; enabled, it is bound in every namespace with Deny", async () => {
   assert.deepEqual(await renderPolicy({}), [], "nothing without admissionPolicy.enabled");
@@ -216,5 +225,136 @@ Deno.test("a user outside the allowed set cannot set or change load-balancer ann
       );
       await kubeRequest(plane, "DELETE", `/api/v1/namespaces/${namespace}`);
     }
+  }
+});
+
+Deno.test("node-address mode is the administrator's: the class and the mode annotation are refused to a tenant", async () => {
+  const plane = testControlPlane();
+  const label = uniqueName("ccm-policy");
+  const namespace = uniqueName("ccm-policy-nodes");
+  const tenant = uniqueName("tenant");
+  const operator = uniqueName("operator");
+  const docs = await renderPolicy({
+    enabled: true,
+    allowedUsers: [operator],
+    allowedGroups: [],
+    namespaceSelector: { matchLabels: { [label]: "bound" } },
+  });
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: docs }));
+  const role = uniqueName("ccm-policy-services");
+  try {
+    await kubeOk(plane, "POST", "/api/v1/namespaces", {
+      body: { metadata: { name: namespace, labels: { [label]: "bound" } } },
+    });
+    await kubeOk(plane, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, {
+      body: {
+        metadata: { name: role },
+        rules: [{ apiGroups: [""], resources: ["services"], verbs: ["get", "list", "create", "update", "patch"] }],
+      },
+    });
+    await kubeOk(plane, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
+      body: {
+        metadata: { name: role },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role },
+        subjects: [
+          { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: tenant },
+          { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: operator },
+        ],
+      },
+    });
+    const applied = await kubectl(["apply", "-f", file]);
+    assert.equal(applied.code, 0, applied.text);
+    const classed = (name: string) => service(namespace, name, {}, { loadBalancerClass: "ankra.cloud/node-addresses" });
+    await eventually(
+      async () => {
+        const probe = await as(tenant, [], ["create", "--dry-run=server", "-f", "-"], classed("probe"));
+        return probe.code !== 0 && CLASS_REFUSAL.test(probe.text);
+      },
+      30_000,
+      "the policy refusing the tenant the node-address class",
+    );
+
+    // The tenant: no Service of the class, no mode annotation, no ClusterIP Service turned into one of the class.
+    const created = await as(tenant, [], ["create", "-f", "-"], classed("tenant-dns"));
+    assert.notEqual(created.code, 0, "a Service of the class by the tenant is refused");
+    assert.match(created.text, new RegExp(`user ${tenant} may not give a Service spec\\.loadBalancerClass`));
+    const annotated = await as(
+      tenant,
+      [],
+      ["create", "-f", "-"],
+      service(namespace, "tenant-web", {
+        [`${PREFIX}mode`]: "node-addresses",
+      }),
+    );
+    assert.notEqual(annotated.code, 0, "the mode annotation by the tenant is refused");
+    assert.match(annotated.text, REFUSAL);
+    const internal = await as(
+      tenant,
+      [],
+      ["create", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "tenant-internal", namespace },
+        spec: { type: "ClusterIP", ports: [{ port: 53, protocol: "UDP" }] },
+      }),
+    );
+    assert.equal(internal.code, 0, `a ClusterIP Service is the tenant's own: ${internal.text}`);
+    const promoted = await as(tenant, [], [
+      "patch",
+      "-n",
+      namespace,
+      "service",
+      "tenant-internal",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ spec: { type: "LoadBalancer", loadBalancerClass: "ankra.cloud/node-addresses" } }),
+    ]);
+    assert.notEqual(promoted.code, 0, "turning it into a LoadBalancer of the class is refused");
+    assert.match(promoted.text, CLASS_REFUSAL);
+    const plain = await as(tenant, [], ["create", "-f", "-"], service(namespace, "tenant-lb"));
+    assert.equal(plain.code, 0, `a class-less LoadBalancer without annotations is allowed: ${plain.text}`);
+
+    // The allowed user: a Service of the class, and the annotation; the tenant then changes the rest of its Service.
+    const byOperator = await as(operator, [], ["create", "-f", "-"], classed("dns"));
+    assert.equal(byOperator.code, 0, `the allowed user creates one of the class: ${byOperator.text}`);
+    const modeByOperator = await as(operator, [], [
+      "annotate",
+      "-n",
+      namespace,
+      "service",
+      "tenant-lb",
+      `${PREFIX}mode=node-addresses`,
+    ]);
+    assert.equal(modeByOperator.code, 0, `the allowed user sets the mode: ${modeByOperator.text}`);
+    const labelled = await as(tenant, [], ["label", "-n", namespace, "service", "dns", "tier=dns"]);
+    assert.equal(labelled.code, 0, `the tenant changes a Service of the class that it keeps: ${labelled.text}`);
+    const current = await kubeOk<{ spec: { loadBalancerClass?: string } }>(
+      plane,
+      "GET",
+      `/api/v1/namespaces/${namespace}/services/dns`,
+    );
+    assert.equal(current.spec.loadBalancerClass, "ankra.cloud/node-addresses");
+  } finally {
+    await kubectl(["delete", "--ignore-not-found", "-f", file]);
+    await Deno.remove(file);
+    // The test control plane runs no namespace controller: the Services go first, then the namespace.
+    const listed = await kubeOk<{ items: { metadata: { name: string } }[] }>(
+      plane,
+      "GET",
+      `/api/v1/namespaces/${namespace}/services`,
+    );
+    for (const item of listed.items) {
+      await kubeRequest(plane, "DELETE", `/api/v1/namespaces/${namespace}/services/${item.metadata.name}`);
+    }
+    await eventually(
+      async () =>
+        (await kubeOk<{ items: unknown[] }>(plane, "GET", `/api/v1/namespaces/${namespace}/services`)).items.length ===
+          0,
+      10_000,
+      `the Services of ${namespace} gone`,
+    );
+    await kubeRequest(plane, "DELETE", `/api/v1/namespaces/${namespace}`);
   }
 });

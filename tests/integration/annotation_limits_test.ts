@@ -4,9 +4,9 @@
  * tests/unit/controllers/service/annotation_limits_test.ts.
  */
 import assert from "node:assert/strict";
-import { helm } from "../support/helm.ts";
-import { resolveCommand } from "../../lib/config/config.ts";
-import { TEST_TOKEN } from "../support/simulator.ts";
+import { helm } from "../support/chart/helm.ts";
+import { resolveCommand } from "../../lib/config/command.ts";
+import { TEST_TOKEN } from "../support/cloud/simulator.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;
 

@@ -13,13 +13,19 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import tls from "node:tls";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { startServiceController } from "../support/service_controller.ts";
-import { createServedNode, testSeed } from "../support/simulator.ts";
-import { createService, deleteNodes, deleteService, getService, ingressIps } from "../support/service_fixtures.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { type HttpMember, httpMember } from "../support/data_plane_fixtures.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
+import { createServedNode, testSeed } from "../support/cloud/simulator.ts";
+import {
+  createService,
+  deleteNodes,
+  deleteService,
+  getService,
+  ingressIps,
+} from "../support/controller/service_fixtures.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { type HttpMember, httpMember } from "../support/cloud/data_plane_fixtures.ts";
 
 const randomPort = () => 20_000 + (crypto.getRandomValues(new Uint16Array(1))[0] % 9_000);
 

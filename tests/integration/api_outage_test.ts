@@ -5,13 +5,13 @@
  * the term of leadership with a WARN and a metric, not an ERROR — then the replica leads again.
  */
 import assert from "node:assert/strict";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { type Replica, startReplica, stop } from "../support/controller_process.ts";
-import { CONTROLLER_LEASE, controllerKubeconfig } from "../support/controller_identity.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { eventually } from "../support/node_controllers.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
-import { startTcpProxy } from "../support/tcp_proxy.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { type Replica, startReplica, stop } from "../support/controller/controller_process.ts";
+import { CONTROLLER_LEASE, controllerKubeconfig } from "../support/controller/controller_identity.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { eventually } from "../support/controller/node_controllers.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
+import { startTcpProxy } from "../support/http/tcp_proxy.ts";
 
 /**
  * Resolves once the controller has logged a list/watch retry at the longest pause it takes while the API server

@@ -8,9 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { dump as dumpYaml, loadAll } from "js-yaml";
-import { helm, helmOk, kubectl, toolPath } from "../support/helm.ts";
+import { helm, helmOk, kubectl, toolPath } from "../support/chart/helm.ts";
 import { DASHBOARD_MANIFEST_PATH, renderDashboardManifest } from "../../scripts/render_dashboard.ts";
-import { readDashboard } from "../support/dashboard_queries.ts";
+import { readDashboard } from "../support/metrics/dashboard_queries.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CHART = `${ROOT}chart`;

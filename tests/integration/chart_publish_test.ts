@@ -14,12 +14,12 @@ import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
 import denoJson from "../../deno.json" with { type: "json" };
 import { VERSION } from "../../lib/version.ts";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { helm, helmHomes, helmOk, timed, type ToolOptions } from "../support/helm.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import type { DeploymentDoc } from "../support/kubelet.ts";
-import { startRegistry } from "../support/registry.ts";
-import { TEST_TOKEN } from "../support/simulator.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { helm, helmHomes, helmOk, timed, type ToolOptions } from "../support/chart/helm.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import type { DeploymentDoc } from "../support/kubelet/kubelet.ts";
+import { startRegistry } from "../support/image/registry.ts";
+import { TEST_TOKEN } from "../support/cloud/simulator.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CHART = `${ROOT}chart`;

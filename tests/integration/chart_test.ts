@@ -3,11 +3,11 @@
  * the controller — proven by running the controller with the chart's ServiceAccount token.
  */
 import assert from "node:assert/strict";
-import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { helm } from "../support/helm.ts";
-import { eventually } from "../support/node_controllers.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { helm } from "../support/chart/helm.ts";
+import { eventually } from "../support/controller/node_controllers.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;

@@ -1,15 +1,16 @@
 /**
  * What a huge Ankra Cloud answer and a long `Retry-After` cost the controller, measured in a separate process with the
- * real client (tests/support/cloud_probe.ts): a body is read up to 8 MiB and the process grows by under 20 MiB, and a
- * pause lasts at most 5 minutes with the parked callers neither sending nor spinning. The answers come from a small
- * server on 127.0.0.1 and from the simulator. The bounds that need no process are in tests/unit/cloud/bounded_answers_test.ts.
+ * real client (tests/support/cloud/cloud_probe.ts): a body is read up to 8 MiB and the process grows by under 20 MiB,
+ * and a pause lasts at most 5 minutes with the parked callers neither sending nor spinning. The answers come from a
+ * small server on 127.0.0.1 and from the simulator. The bounds that need no process are in
+ * tests/unit/cloud/bounded_answers_test.ts.
  */
 import assert from "node:assert/strict";
-import { MAX_RETRY_AFTER_MS } from "../../lib/cloud/answer_bounds.ts";
-import { startTestCloud, TEST_TOKEN } from "../support/simulator.ts";
-import type { ProbeResult } from "../support/cloud_probe.ts";
+import { MAX_RETRY_AFTER_MS } from "../../lib/retry_after.ts";
+import { startTestCloud, TEST_TOKEN } from "../support/cloud/simulator.ts";
+import type { ProbeResult } from "../support/cloud/cloud_probe.ts";
 
-const PROBE = new URL("../support/cloud_probe.ts", import.meta.url).pathname;
+const PROBE = new URL("../support/cloud/cloud_probe.ts", import.meta.url).pathname;
 const MIB = 1024 * 1024;
 
 /** Serves `handler` on a free 127.0.0.1 port until the returned server is disposed. */

@@ -10,9 +10,9 @@ import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { isNotFound } from "../../lib/cloud/errors.ts";
 import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createNodes,
   createService,
@@ -22,8 +22,8 @@ import {
   getService,
   ingressIps,
   NS,
-} from "../support/service_fixtures.ts";
-import { TEST_TOKEN, testSeed } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 

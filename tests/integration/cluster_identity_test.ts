@@ -8,12 +8,17 @@ import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { LoadBalancerSweeper } from "../../lib/controllers/service/load_balancer_sweeper.ts";
 import { loadBalancerLabels, loadBalancerName } from "../../lib/provider/service/load_balancer_names.ts";
-import { type SharedControlPlane, startControlPlane, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { addNodeServersTo, createNodes, deleteNodes } from "../support/service_fixtures.ts";
-import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
-import { createServedNode, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
+import {
+  type SharedControlPlane,
+  startControlPlane,
+  testControlPlane,
+  uniqueName,
+} from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { addNodeServersTo, createNodes, deleteNodes } from "../support/controller/service_fixtures.ts";
+import { type RunningServiceController, startServiceController } from "../support/controller/service_controller.ts";
+import { createServedNode, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/cloud/simulator.ts";
 
 /** A second operate token: cluster B's requests are told from cluster A's in the simulator's request log. */
 const TOKEN_B = "act_Y2x1c3Rlci1iLXRva2VuLW9wZXJhdGUteHh4eHh4";

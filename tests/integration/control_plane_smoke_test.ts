@@ -3,9 +3,9 @@
  * kube-apiserver + etcd before any controller code touches it.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 

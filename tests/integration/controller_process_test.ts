@@ -5,12 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { eventually } from "../support/node_controllers.ts";
-import { MAIN, startReplica, stop } from "../support/controller_process.ts";
-import { CONTROLLER_LEASE, controllerKubeconfig } from "../support/controller_identity.ts";
-import { createServedNode, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { eventually } from "../support/controller/node_controllers.ts";
+import { MAIN, startReplica, stop } from "../support/controller/controller_process.ts";
+import { CONTROLLER_LEASE, controllerKubeconfig } from "../support/controller/controller_identity.ts";
+import { createServedNode, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 /** The chart's leader Lease the replicas (the chart's identity) hold. */
 const LEASE_PATH =

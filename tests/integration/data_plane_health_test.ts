@@ -14,8 +14,8 @@ import {
   memberState,
   startDataPlaneWorld,
   tcpMember,
-} from "../support/data_plane_fixtures.ts";
-import { eventually } from "../support/eventually.ts";
+} from "../support/cloud/data_plane_fixtures.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 /** Every check of member `name` the state shows from now on (`[result, health after it]`), until `until` holds. */
 async function checksUntil(

@@ -15,8 +15,8 @@ import {
   memberState,
   startDataPlaneWorld,
   waitApplied,
-} from "../support/data_plane_fixtures.ts";
-import { eventually } from "../support/eventually.ts";
+} from "../support/cloud/data_plane_fixtures.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 Deno.test("the member receives X-Forwarded-For and X-Forwarded-Proto, and each request of a kept-alive connection", async () => {
   await using world = await startDataPlaneWorld();

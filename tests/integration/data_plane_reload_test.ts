@@ -13,8 +13,8 @@ import {
   startDataPlaneWorld,
   tcpMember,
   waitApplied,
-} from "../support/data_plane_fixtures.ts";
-import { eventually } from "../support/eventually.ts";
+} from "../support/cloud/data_plane_fixtures.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 async function world(hardStopMs?: number) {
   const w = await startDataPlaneWorld(

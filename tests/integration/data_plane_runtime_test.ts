@@ -12,8 +12,8 @@ import {
   memberState,
   startDataPlaneWorld,
   tcpMember,
-} from "../support/data_plane_fixtures.ts";
-import { eventually } from "../support/eventually.ts";
+} from "../support/cloud/data_plane_fixtures.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 /** One command to an HAProxy master CLI; its answer. */
 async function masterCommand(socket: string, command: string): Promise<string> {

@@ -6,11 +6,11 @@
  * connection. The real kube-apiserver, the service controller in-process, the simulator with its data plane.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
-import { createServedNode, testSeed } from "../support/simulator.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { createServedNode, testSeed } from "../support/cloud/simulator.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createService,
   deleteNodes,
@@ -18,8 +18,8 @@ import {
   getService,
   ingressIps,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { askName, tcpMember } from "../support/data_plane_fixtures.ts";
+} from "../support/controller/service_fixtures.ts";
+import { askName, tcpMember } from "../support/cloud/data_plane_fixtures.ts";
 
 Deno.test("a LoadBalancer Service's address carries connections to both Nodes, and an excluded Node gets none", async () => {
   const octet = 20 + (crypto.getRandomValues(new Uint8Array(1))[0] % 200);

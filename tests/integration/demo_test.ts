@@ -40,6 +40,48 @@ Deno.test("the local demo initialises both nodes, gets the Service its address w
   assert.throws(() => Deno.statSync(kubeconfig), "the demo's control plane directory (CA key included) is removed");
 });
 
+/** A directory of links to the commands the prerequisites check finds, all but `without`: a PATH for a machine lacking it. */
+function pathWithout(without: string): string {
+  const dir = Deno.makeTempDirSync({ prefix: "ccm-demo-path-" });
+  for (const command of ["bash", "dirname", "id", "go", "npm", "openssl", "haproxy", "cat", "head", "cut", "stat"]) {
+    if (command === without) continue;
+    const found = (Deno.env.get("PATH") ?? "").split(":").concat(["/usr/sbin", "/sbin"]).map((d) => `${d}/${command}`)
+      .find((p) => {
+        try {
+          return Deno.statSync(p).isFile;
+        } catch {
+          return false;
+        }
+      });
+    if (found) Deno.symlinkSync(found, `${dir}/${command}`);
+  }
+  return dir;
+}
+
+Deno.test("on a machine without HAProxy the demo stops before building anything and names the command that installs it", async () => {
+  const path = pathWithout("haproxy");
+  try {
+    const started = performance.now();
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", DEMO],
+      env: { PATH: path, PREREQUISITES_SBIN_DIRS: "" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const seconds = (performance.now() - started) / 1000;
+    const stdout = new TextDecoder().decode(output.stdout);
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 1, `${stdout}\n${stderr}`);
+    assert.match(stderr, /haproxy \(Debian package haproxy\): the simulator's load balancers/);
+    assert.match(stderr, /sudo apt-get install -y --no-install-recommends haproxy$/m, "the exact install command");
+    assert.match(stderr, /stopped before building anything/);
+    assert.doesNotMatch(stdout, /building or finding kube-apiserver/, "nothing is built");
+    assert.ok(seconds < 30, `it stops at once (${seconds.toFixed(1)} s)`);
+  } finally {
+    Deno.removeSync(path, { recursive: true });
+  }
+});
+
 /** Reads `reader` until `text` matches `until` (or the stream ends, or `timeoutMs` passes). */
 async function readUntil(
   reader: ReadableStreamDefaultReader<string>,

@@ -20,7 +20,8 @@
  */
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
-import { type Config, resolveCommand } from "../../lib/config/config.ts";
+import { resolveCommand } from "../../lib/config/command.ts";
+import type { Config } from "../../lib/config/config.ts";
 import { VERSION } from "../../lib/version.ts";
 import { ENV as IMAGE_ENV } from "../../scripts/image/ccm_image.ts";
 import {
@@ -29,14 +30,14 @@ import {
   renderManifest,
   sameIgnoringBlankLines,
 } from "../../scripts/render_manifest.ts";
-import { type SharedControlPlane, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { helmOk, kubectlOk, timed, toolPath } from "../support/helm.ts";
-import type { RunningContainer } from "../support/image_runtime.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { containerEnv, type DeploymentDoc, getDeployment, preparePod, runPod } from "../support/kubelet.ts";
-import { eventually } from "../support/node_controllers.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
-import { imageFor, imageRepository, imageTag, requireImageRuntime } from "../support/test_image.ts";
+import { type SharedControlPlane, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { helmOk, kubectlOk, timed, toolPath } from "../support/chart/helm.ts";
+import type { RunningContainer } from "../support/image/image_runtime.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { containerEnv, type DeploymentDoc, getDeployment, preparePod, runPod } from "../support/kubelet/kubelet.ts";
+import { eventually } from "../support/controller/node_controllers.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/cloud/simulator.ts";
+import { imageFor, imageRepository, imageTag, requireImageRuntime } from "../support/image/test_image.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CHART = `${ROOT}chart`;

@@ -10,7 +10,10 @@
  * another, so this touches no other test's objects).
  */
 import assert from "node:assert/strict";
-import { uniqueName } from "../support/control_plane.ts";
+import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
+import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeOk, kubeRequest } from "../support/http/kube_http.ts";
 import {
   cloudEnv,
   createNode,
@@ -20,7 +23,7 @@ import {
   resetCluster,
   startCloud,
   writesOf,
-} from "../support/doctor_world.ts";
+} from "../support/doctor/doctor_world.ts";
 
 Deno.test(
   "a healthy cluster: every check passes, exit code 0, and only the refused probe is not a read",
@@ -28,9 +31,14 @@ Deno.test(
     await using cloud = await startCloud();
     await healthyWorld(cloud);
     const { report, by, text } = await doctor(cloudEnv(cloud));
-    for (const finding of report.findings) assert.equal(finding.status, "pass", `${finding.id}: ${finding.result}`);
+    for (const finding of report.findings) {
+      // Node-address mode is not in use here, nor --node-labels-from-server: their three checks say so.
+      const expected = ["node-addresses", "node-address-ports", "server-labels"].includes(finding.id) ? "skip" : "pass";
+      assert.equal(finding.status, expected, `${finding.id}: ${finding.result}`);
+    }
+    assert.match(by["node-addresses"].result, /^skipped: node-address mode is not in use: /);
     assert.equal(report.ok, true);
-    assert.equal(report.findings.length, 18);
+    assert.equal(report.findings.length, 23);
     assert.match(by["api-reachable"].result, /^https:\/\/127\.0\.0\.1:\d+ answered; TLS verified$/);
     assert.match(by["nodes-matched"].result, /all 2 nodes matched \(1 by providerID, 1 by hostname\)/);
     assert.match(by["private-network"].result, /share net-1/);
@@ -40,7 +48,7 @@ Deno.test(
       text,
       /^ankra-cloud-ccm v[\d.]+ doctor: Ankra Cloud API https:\/\/127\.0\.0\.1:\d+, Kubernetes https:/,
     );
-    assert.match(text, /18 passed, 0 failed, 0 warnings, 0 skipped: ready\n$/);
+    assert.match(text, /20 passed, 0 failed, 0 warnings, 3 skipped: ready\n$/);
     assert.match(
       by["cluster-name-unique"].result,
       /^no other cluster.s load balancer carries --cluster-name kubernetes/,
@@ -100,5 +108,46 @@ Deno.test(
     assert.equal(by["k3s-servicelb"].status, "pass");
     assert.equal(by["rbac"].status, "pass");
     assert.equal(by["nodes-matched"].status, "skip");
+  }),
+);
+
+Deno.test(
+  "two load balancers labelled for one Service fail duplicate-load-balancers, naming the one that stays",
+  onCleanCluster(async () => {
+    await using cloud = await startCloud();
+    await healthyWorld(cloud);
+    const plane = testControlPlane();
+    const name = uniqueName("dup");
+    await kubeOk(plane, "POST", "/api/v1/namespaces/default/services", {
+      body: { metadata: { name }, spec: { type: "LoadBalancer", ports: [{ port: 80 }] } },
+    });
+    try {
+      const uid = (await kubeOk<{ metadata: { uid: string } }>(plane, "GET", "/api/v1/namespaces/kube-system"))
+        .metadata.uid;
+      const labels = { ...loadBalancerLabels("kubernetes", "default", name), [CLUSTER_UID_LABEL]: uid };
+      const create = () =>
+        cloud.simulator.sim.loadBalancers.create({
+          zone: "de-fsn1",
+          name: `k8s-kubernetes-default-${name}`,
+          network_id: "net-1",
+          labels,
+          public_ipv4: false,
+        }).lb.id;
+      const first = create();
+      const second = create();
+      const { report, by } = await doctor(cloudEnv(cloud));
+      assert.equal(report.ok, false);
+      const finding = by["duplicate-load-balancers"];
+      assert.equal(finding.status, "fail", finding.result);
+      assert.equal(
+        finding.result,
+        `1 duplicate load balancer, billed and serving nobody: Service default/${name}: ${first} stays (the oldest, ` +
+          `as no Service's status shows an address of any of them), ${second} is a duplicate`,
+      );
+      assert.match(finding.fix!, new RegExp(`delete them in the Ankra Cloud console: ${second}\\.`));
+      assert.equal(cloud.simulator.sim.loadBalancers.items.size, 2, "the doctor deletes nothing");
+    } finally {
+      await kubeRequest(plane, "DELETE", `/api/v1/namespaces/default/services/${name}`);
+    }
   }),
 );

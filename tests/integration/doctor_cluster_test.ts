@@ -9,7 +9,7 @@
  * another, so this touches no other test's objects).
  */
 import assert from "node:assert/strict";
-import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
+import { kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
 import {
   addServer,
   cloudEnv,
@@ -19,9 +19,9 @@ import {
   onCleanCluster,
   resetCluster,
   startCloud,
-} from "../support/doctor_world.ts";
-import { kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { testSeed } from "../support/simulator.ts";
+} from "../support/doctor/doctor_world.ts";
+import { kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { testSeed } from "../support/cloud/simulator.ts";
 
 Deno.test(
   "unmatched, ambiguous and foreign nodes are named; a kubelet without the external provider fails",

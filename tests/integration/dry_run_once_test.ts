@@ -5,11 +5,11 @@
  * process (`--v=4`, every INFO line) against the real kube-apiserver and the simulator.
  */
 import assert from "node:assert/strict";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { startReplica, stop } from "../support/controller_process.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { startReplica, stop } from "../support/controller/controller_process.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 /** Cycles of the shortened periods the test lets pass (the defaults would see one server list in 60 s). */
 const CYCLES = 8;

@@ -4,13 +4,13 @@
  * The controller runs as a separate process against the real kube-apiserver and the simulator.
  */
 import assert from "node:assert/strict";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { type Replica, startReplica, stop } from "../support/controller_process.ts";
-import { CONTROLLER_LEASE } from "../support/controller_identity.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { moreReads } from "../support/cloud_passes.ts";
-import { eventually } from "../support/eventually.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/simulator.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { type Replica, startReplica, stop } from "../support/controller/controller_process.ts";
+import { CONTROLLER_LEASE } from "../support/controller/controller_identity.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { moreReads } from "../support/cloud/cloud_passes.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/cloud/simulator.ts";
 import { serverAddresses } from "../../lib/provider/node/node_addresses.ts";
 import { loadBalancerLabels, loadBalancerName, memberName } from "../../lib/provider/service/load_balancer_names.ts";
 

@@ -3,8 +3,8 @@
  * kube-apiserver or etcd behind and no temporary directory.
  */
 import assert from "node:assert/strict";
-import { findBinaries, startControlPlane } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
+import { findBinaries, startControlPlane } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 const SCRIPT = new URL("../../scripts/with_control_plane.ts", import.meta.url).pathname;
 
@@ -59,7 +59,7 @@ Deno.test("a control plane that cannot start stops what it started and names its
     await assert.rejects(
       startControlPlane({ binaries: { ...binaries, kubeApiserver: fake } }),
       (error: Error) => {
-        assert.match(error.message, /kube-apiserver: exited during startup/);
+        assert.match(error.message, /kube-apiserver: kube-apiserver exited/);
         const log = /logs kept in (\S+)\/etcd\.log and (\S+kube-apiserver\.log)/.exec(error.message);
         assert.ok(log, error.message);
         assert.match(Deno.readTextFileSync(log[2]), /refusing to start/);

@@ -20,12 +20,12 @@ import {
 } from "../../scripts/image/ccm_image.ts";
 import { findReference, readJsonBlob } from "../../scripts/image/oci_layout.ts";
 import { type ImageConfig, unpackImage } from "../../scripts/image/unpack_image.ts";
-import { freePort, kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { pickRuntime, runInImage, startInImage } from "../support/image_runtime.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { eventually } from "../support/node_controllers.ts";
-import { startRegistry } from "../support/registry.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { freePort, kubeconfigText, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { pickRuntime, runInImage, startInImage } from "../support/image/image_runtime.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { eventually } from "../support/controller/node_controllers.ts";
+import { startRegistry } from "../support/image/registry.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const decoder = new TextDecoder();

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createNodes,
   createService,
@@ -17,7 +17,7 @@ import {
   getService,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
+} from "../support/controller/service_fixtures.ts";
 
 function ipModes(service: V1Service): (string | undefined)[] {
   return (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ipMode);

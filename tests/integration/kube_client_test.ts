@@ -6,14 +6,14 @@ import type { V1Node } from "@kubernetes/client-node";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { isKubeError, KubeApiError } from "../../lib/kube/errors.ts";
 import { EventRecorder } from "../../lib/kube/events.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually } from "../support/wait/eventually.ts";
 import { Informer } from "../../lib/kube/informer.ts";
 import { parseKubeconfig } from "../../lib/kube/kubeconfig.ts";
 import { type SlimNode, slimNode } from "../../lib/kube/slim.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventsFor, kubeletNode, kubeOk } from "../support/kube_http.ts";
-import { kubectl } from "../support/helm.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventsFor, kubeletNode, kubeOk } from "../support/http/kube_http.ts";
+import { kubectl } from "../support/chart/helm.ts";
 
 function adminClient(options: { metrics?: MetricsRegistry } = {}): KubeClient {
   const plane = testControlPlane();

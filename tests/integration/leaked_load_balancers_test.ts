@@ -5,11 +5,11 @@
  */
 import { CLUSTER_UID_LABEL } from "../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { startReplica, stop } from "../support/controller_process.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { moreReads } from "../support/cloud_passes.ts";
-import { eventually } from "../support/eventually.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { startReplica, stop } from "../support/controller/controller_process.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { moreReads } from "../support/cloud/cloud_passes.ts";
+import { eventually } from "../support/wait/eventually.ts";
 import {
   createNodes,
   createService,
@@ -19,9 +19,9 @@ import {
   ingressIps,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
-import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { type RunningServiceController, startServiceController } from "../support/controller/service_controller.ts";
+import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/cloud/simulator.ts";
 import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/service/load_balancer_sweeper.ts";
 import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";

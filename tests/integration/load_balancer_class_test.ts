@@ -5,9 +5,9 @@
  * tests/unit/controllers/service/service_settings_test.ts.
  */
 import assert from "node:assert/strict";
-import { uniqueName } from "../support/control_plane.ts";
-import { moreReads } from "../support/cloud_passes.ts";
-import { eventually } from "../support/eventually.ts";
+import { uniqueName } from "../support/control_plane/control_plane.ts";
+import { moreReads } from "../support/cloud/cloud_passes.ts";
+import { eventually } from "../support/wait/eventually.ts";
 import {
   createNodes,
   createService,
@@ -17,8 +17,8 @@ import {
   getService,
   ingressIps,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { startServiceController } from "../support/service_controller.ts";
+} from "../support/controller/service_fixtures.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 
 const CLASS = "ankra.cloud/load-balancer";
 

@@ -9,9 +9,9 @@
  * tests/unit/controllers/service/service_controller_test.ts).
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeOk } from "../support/kube_http.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
 import {
   createNodes,
   createService,
@@ -22,8 +22,8 @@ import {
   ingressIps,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { type RunningServiceController, startServiceController } from "../support/service_controller.ts";
+} from "../support/controller/service_fixtures.ts";
+import { type RunningServiceController, startServiceController } from "../support/controller/service_controller.ts";
 import { isNotFound } from "../../lib/cloud/errors.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 

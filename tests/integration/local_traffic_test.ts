@@ -4,11 +4,18 @@
  * EndpointSlices as that controller would during a rolling update, step by step.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
-import { createNodes, deleteNodes, deleteService, getService, ingressIps, NS } from "../support/service_fixtures.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import {
+  createNodes,
+  deleteNodes,
+  deleteService,
+  getService,
+  ingressIps,
+  NS,
+} from "../support/controller/service_fixtures.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import type { AnkraCloudClient } from "../../lib/cloud/client.ts";
 
 const plane = () => testControlPlane();

@@ -4,11 +4,11 @@
  * costs that item only. The controller runs as a separate process against the real kube-apiserver and the simulator.
  */
 import assert from "node:assert/strict";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { startReplica, stop } from "../support/controller_process.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { eventually } from "../support/node_controllers.ts";
-import { serverSeed, startTestCloud, testSeed } from "../support/simulator.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { startReplica, stop } from "../support/controller/controller_process.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { eventually } from "../support/controller/node_controllers.ts";
+import { serverSeed, startTestCloud, testSeed } from "../support/cloud/simulator.ts";
 
 /** GETs a path of the controller's HTTPS server (its in-memory self-signed certificate: curl -k, as a probe). */
 async function fetchInsecure(port: number, path: string): Promise<{ status: number; text: string }> {

@@ -8,10 +8,10 @@
  * The test starts from a cluster without Nodes (test files run one after another).
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeletNode, kubeOk } from "../support/kube_http.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeletNode, kubeOk } from "../support/http/kube_http.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createService,
   deleteNodes,
@@ -20,8 +20,8 @@ import {
   getService,
   ingressIps,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { serverSeed, TEST_TOKEN } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { serverSeed, TEST_TOKEN } from "../support/cloud/simulator.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 

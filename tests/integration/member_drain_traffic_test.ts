@@ -9,13 +9,19 @@
  * measured by `deno task bench:drain` (bench/member_drain_report.md).
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { startServiceController } from "../support/service_controller.ts";
-import { createServedNode, testSeed } from "../support/simulator.ts";
-import { createService, deleteNodes, deleteService, getService, ingressIps } from "../support/service_fixtures.ts";
-import { firstLine, type HeldConnection, holdConnection, tcpMember } from "../support/data_plane_fixtures.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
+import { createServedNode, testSeed } from "../support/cloud/simulator.ts";
+import {
+  createService,
+  deleteNodes,
+  deleteService,
+  getService,
+  ingressIps,
+} from "../support/controller/service_fixtures.ts";
+import { firstLine, type HeldConnection, holdConnection, tcpMember } from "../support/cloud/data_plane_fixtures.ts";
 
 const HARD_STOP_MS = 300;
 

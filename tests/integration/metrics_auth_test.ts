@@ -1,12 +1,12 @@
 /**
- * Whoever reaches the health port cannot take leadership away: 10,000 `/metrics` requests, 200 at once, each with a
- * new random bearer token, against the controller process leading on the real kube-apiserver with short Lease
- * periods and a small `--kube-api-qps` budget (tests/support/metrics_flood.ts: the TokenReviews are counted by the
- * API server itself, the Lease is read from it throughout). The timings in detail: bench/metrics_flood_bench.ts.
+ * Whoever reaches the health port cannot take leadership away: 10,000 `/metrics` requests, 200 at once, each with a new
+ * random bearer token, against the controller process leading on the real kube-apiserver with short Lease periods and a
+ * small `--kube-api-qps` budget (tests/support/metrics/metrics_flood.ts: the TokenReviews are counted by the API server
+ * itself, the Lease is read from it throughout). The timings in detail: bench/metrics_flood_bench.ts.
  */
 import assert from "node:assert/strict";
 import { REVIEW_DEFAULTS } from "../../lib/server/delegated_authorizer.ts";
-import { floodSummary, quantile, runMetricsFlood } from "../support/metrics_flood.ts";
+import { floodSummary, quantile, runMetricsFlood } from "../support/metrics/metrics_flood.ts";
 
 Deno.test("10,000 /metrics requests with new random tokens, 200 at once, cost no leadership and few TokenReviews", async () => {
   const result = await runMetricsFlood({ requests: 10_000, concurrency: 200 });

@@ -17,10 +17,10 @@
  * objects).
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeletNode, kubeOk } from "../support/kube_http.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeletNode, kubeOk } from "../support/http/kube_http.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createService,
   deleteNodes,
@@ -29,8 +29,8 @@ import {
   getService,
   ingressIps,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { serverSeed, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { serverSeed, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 

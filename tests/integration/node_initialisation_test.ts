@@ -6,10 +6,17 @@
  * tests/unit/controllers/node/node_initialisation_test.ts.
  */
 import assert from "node:assert/strict";
-import { uniqueName } from "../support/control_plane.ts";
-import { startNodeControllers } from "../support/node_controllers.ts";
-import { eventually } from "../support/eventually.ts";
-import { createNode, deleteNode, eventsFor, getNode, tainted, UNINITIALIZED } from "../support/node_fixtures.ts";
+import { uniqueName } from "../support/control_plane/control_plane.ts";
+import { startNodeControllers } from "../support/controller/node_controllers.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import {
+  createNode,
+  deleteNode,
+  eventsFor,
+  getNode,
+  tainted,
+  UNINITIALIZED,
+} from "../support/controller/node_fixtures.ts";
 
 Deno.test("a node found by hostname is initialised: providerID, labels, addresses IPv6 first, taint gone, Synced", async () => {
   await using env = await startNodeControllers();

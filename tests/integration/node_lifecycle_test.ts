@@ -8,10 +8,10 @@
  * tests/unit/provider/node/lifecycle_action_test.ts.
  */
 import assert from "node:assert/strict";
-import { uniqueName } from "../support/control_plane.ts";
-import { startNodeControllers } from "../support/node_controllers.ts";
-import { eventually } from "../support/eventually.ts";
-import { serverSeed } from "../support/simulator.ts";
+import { uniqueName } from "../support/control_plane/control_plane.ts";
+import { startNodeControllers } from "../support/controller/node_controllers.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { serverSeed } from "../support/cloud/simulator.ts";
 import {
   createNode,
   deleteNode,
@@ -22,7 +22,7 @@ import {
   SHUTDOWN,
   tainted,
   UNINITIALIZED,
-} from "../support/node_fixtures.ts";
+} from "../support/controller/node_fixtures.ts";
 
 Deno.test("shut-down servers taint their NotReady nodes; the taint goes when the node is Ready again", async () => {
   await using env = await startNodeControllers();

@@ -4,10 +4,10 @@
  * with a `NoMatchingNodes` Warning; an invalid one is an `InvalidAnnotation`.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createNodes,
   createService,
@@ -18,7 +18,7 @@ import {
   ingressIps,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
+} from "../support/controller/service_fixtures.ts";
 
 const SELECTOR = "load-balancer.ankra.cloud/node-selector";
 

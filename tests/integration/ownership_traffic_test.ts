@@ -9,10 +9,10 @@
  *   same address.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { startServiceController } from "../support/service_controller.ts";
-import { createServedNode, testSeed } from "../support/simulator.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
+import { createServedNode, testSeed } from "../support/cloud/simulator.ts";
 import {
   createService,
   deleteNodes,
@@ -20,8 +20,8 @@ import {
   getService,
   ingressIps,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { firstLine, type TcpMember, tcpMember } from "../support/data_plane_fixtures.ts";
+} from "../support/controller/service_fixtures.ts";
+import { firstLine, type TcpMember, tcpMember } from "../support/cloud/data_plane_fixtures.ts";
 
 /** A seed whose network and public IPv4 range sit in 127.0.0.0/8, served by the loopback data plane. */
 function loopbackSeed() {

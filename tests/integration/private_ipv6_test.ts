@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { eventually, startNodeControllers } from "../support/node_controllers.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeletNode, kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { eventually, startNodeControllers } from "../support/controller/node_controllers.ts";
 
 const UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized";
 

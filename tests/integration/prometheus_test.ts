@@ -8,15 +8,15 @@
  */
 import assert from "node:assert/strict";
 import { loadAll } from "js-yaml";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { dashboardQueries, readDashboard } from "../support/dashboard_queries.ts";
-import { eventually } from "../support/eventually.ts";
-import { helmOk } from "../support/helm.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { type Replica, startReplica, stop } from "../support/controller_process.ts";
-import { releasedLauncher } from "../support/release_build.ts";
-import { type RunningPrometheus, type Sample, startPrometheus } from "../support/prometheus.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { dashboardQueries, readDashboard } from "../support/metrics/dashboard_queries.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { helmOk } from "../support/chart/helm.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { type Replica, startReplica, stop } from "../support/controller/controller_process.ts";
+import { releasedLauncher } from "../support/image/release_build.ts";
+import { type RunningPrometheus, type Sample, startPrometheus } from "../support/metrics/prometheus.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 const CHART = new URL("../../chart", import.meta.url).pathname;
 const JOB = "ankra-cloud-ccm";

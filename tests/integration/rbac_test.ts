@@ -10,10 +10,10 @@
  * the cluster-scoped names given a suffix of this test so that nothing collides with a Helm release of another test.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubectl } from "../support/helm.ts";
-import { applyDocs as apply, chartRbac, removeDocs as remove } from "../support/chart_rbac.ts";
-import { kubeOk, kubeRequest } from "../support/kube_http.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubectl } from "../support/chart/helm.ts";
+import { applyDocs as apply, chartRbac, removeDocs as remove } from "../support/chart/chart_rbac.ts";
+import { kubeOk, kubeRequest } from "../support/http/kube_http.ts";
 
 const LEASE = "ankra-cloud-ccm";
 

@@ -7,12 +7,12 @@
  */
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubectl } from "../support/helm.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { moreReads } from "../support/cloud_passes.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubectl } from "../support/chart/helm.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { moreReads } from "../support/cloud/cloud_passes.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createNodes,
   createService,
@@ -22,8 +22,8 @@ import {
   ingressIps,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { testSeed } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { testSeed } from "../support/cloud/simulator.ts";
 
 const READY = "load-balancer.ankra.cloud/Ready";
 

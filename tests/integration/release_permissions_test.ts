@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { launcherPermissionFlags, V8_FLAGS_ARGUMENT } from "../../lib/runtime_permissions.ts";
-import { controllerTarball } from "../support/release_build.ts";
+import { controllerTarball } from "../support/image/release_build.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 

@@ -13,8 +13,8 @@ import { VERSION } from "../../lib/version.ts";
 import { integrityHex, readRuntimePins, runtimePinFor } from "../../scripts/deno_runtime_pins.ts";
 import { lockedNpmPackages } from "../../scripts/npm_lock.ts";
 import type { SpdxDocument } from "../../scripts/spdx_sbom.ts";
-import { freePort } from "../support/control_plane.ts";
-import { TEST_TOKEN } from "../support/simulator.ts";
+import { freePort } from "../support/control_plane/control_plane.ts";
+import { TEST_TOKEN } from "../support/cloud/simulator.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const NONROOT = ["--reuid=65532", "--regid=65532", "--clear-groups"];

@@ -3,9 +3,9 @@
  * and back, refused ports. The real kube-apiserver, the Ankra Cloud simulator, the service controller in-process.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
 import {
   createNodes,
   createService,
@@ -16,10 +16,10 @@ import {
   ingressIps,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { startServiceController } from "../support/service_controller.ts";
-import { moreReads } from "../support/cloud_passes.ts";
-import { testSeed } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
+import { moreReads } from "../support/cloud/cloud_passes.ts";
+import { testSeed } from "../support/cloud/simulator.ts";
 import { edgeClusterPrefix } from "../../lib/provider/service/load_balancer_names.ts";
 
 const EDGE_SEED = () =>

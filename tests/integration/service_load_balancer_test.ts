@@ -5,9 +5,9 @@
  * and the quota holding Services back run over fakes in tests/unit/controllers/service/service_controller_test.ts.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
 import {
   createNodes,
   createService,
@@ -19,10 +19,10 @@ import {
   ingressIps,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { startServiceController } from "../support/service_controller.ts";
-import { moreReads, WRITES } from "../support/cloud_passes.ts";
-import { testSeed } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
+import { moreReads, WRITES } from "../support/cloud/cloud_passes.ts";
+import { testSeed } from "../support/cloud/simulator.ts";
 import { loadBalancerName } from "../../lib/provider/service/load_balancer_names.ts";
 
 Deno.test("a LoadBalancer Service gets a labelled load balancer, tcp listeners, members and its addresses", async () => {

@@ -5,10 +5,10 @@
  * k3s ServiceLB, a failure after the create) run over fakes in tests/unit/controllers/service/service_rules_test.ts.
  */
 import assert from "node:assert/strict";
-import { testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeOk } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
-import { startServiceController } from "../support/service_controller.ts";
+import { testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeOk } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { startServiceController } from "../support/controller/service_controller.ts";
 import {
   createNodes,
   createService,
@@ -19,8 +19,8 @@ import {
   ingressIps,
   NS,
   serviceExists,
-} from "../support/service_fixtures.ts";
-import { testSeed } from "../support/simulator.ts";
+} from "../support/controller/service_fixtures.ts";
+import { testSeed } from "../support/cloud/simulator.ts";
 
 Deno.test("every EnsuredLoadBalancer follows its EnsuringLoadBalancer, and failures carry the framework's wording", async () => {
   await using _env = await startServiceController({

@@ -6,12 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { loadAll } from "js-yaml";
-import { runCommand } from "../support/command_output.ts";
-import { testControlPlane } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { toolPath } from "../support/helm.ts";
-import { kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { RBAC, removeSystemdRbac, writeKubeconfig } from "../support/systemd_install.ts";
+import { runCommand } from "../support/systemd/command_output.ts";
+import { testControlPlane } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { toolPath } from "../support/chart/helm.ts";
+import { kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { RBAC, removeSystemdRbac, writeKubeconfig } from "../support/systemd/systemd_install.ts";
 
 Deno.test("write-kubeconfig.sh writes a 0600 kubeconfig that may do exactly what the controller needs", async () => {
   const plane = testControlPlane();

@@ -8,15 +8,15 @@
  * their effects; tests/real/real_systemd_test.ts runs the unit under a real systemd in a container.
  */
 import assert from "node:assert/strict";
-import { runCommand } from "../support/command_output.ts";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { controllerTarball } from "../support/release_build.ts";
-import { serverSeed, startTestCloud, testSeed } from "../support/simulator.ts";
-import { prepareEtc, removeSystemdRbac, systemdAnalyze, UNIT } from "../support/systemd_install.ts";
-import { prepareHost, type Service, spawnCaptured } from "../support/systemd_service.ts";
-import { parseUnit } from "../support/systemd_unit_file.ts";
+import { runCommand } from "../support/systemd/command_output.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { controllerTarball } from "../support/image/release_build.ts";
+import { serverSeed, startTestCloud, testSeed } from "../support/cloud/simulator.ts";
+import { prepareEtc, removeSystemdRbac, systemdAnalyze, UNIT } from "../support/systemd/systemd_install.ts";
+import { prepareHost, type Service, spawnCaptured } from "../support/systemd/systemd_service.ts";
+import { parseUnit } from "../support/systemd/systemd_unit_file.ts";
 
 /** The system calls a `SystemCallFilter=` list allows, from the unit's lines (`systemd-analyze syscall-filter`). */
 async function allowedSystemCalls(filterLines: string[]): Promise<Set<string>> {

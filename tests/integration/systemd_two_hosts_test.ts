@@ -9,13 +9,13 @@
  * their effects; tests/real/real_systemd_test.ts runs the unit under a real systemd in a container.
  */
 import assert from "node:assert/strict";
-import { runCommand } from "../support/command_output.ts";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { eventually } from "../support/eventually.ts";
-import { eventsFor, kubeletNode, kubeOk, kubeRequest } from "../support/kube_http.ts";
-import { serverSeed, startTestCloud, testSeed } from "../support/simulator.ts";
-import { prepareEtc, removeSystemdRbac } from "../support/systemd_install.ts";
-import { prepareHost, readyz, type Service, startService } from "../support/systemd_service.ts";
+import { runCommand } from "../support/systemd/command_output.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { eventsFor, kubeletNode, kubeOk, kubeRequest } from "../support/http/kube_http.ts";
+import { serverSeed, startTestCloud, testSeed } from "../support/cloud/simulator.ts";
+import { prepareEtc, removeSystemdRbac } from "../support/systemd/systemd_install.ts";
+import { prepareHost, readyz, type Service, startService } from "../support/systemd/systemd_service.ts";
 
 Deno.test("the unit's ExecStart runs the controller: two hosts elect one leader, it initialises a node, the other takes over", async () => {
   const plane = testControlPlane();

@@ -13,10 +13,10 @@
  */
 import assert from "node:assert/strict";
 import { loadAll } from "js-yaml";
-import { runCommand } from "../support/command_output.ts";
-import { toolPath } from "../support/helm.ts";
-import { LAUNCHER, RBAC, ROOT, systemdAnalyze, UNIT } from "../support/systemd_install.ts";
-import { parseUnit } from "../support/systemd_unit_file.ts";
+import { runCommand } from "../support/systemd/command_output.ts";
+import { toolPath } from "../support/chart/helm.ts";
+import { LAUNCHER, RBAC, ROOT, systemdAnalyze, UNIT } from "../support/systemd/systemd_install.ts";
+import { parseUnit } from "../support/systemd/systemd_unit_file.ts";
 
 Deno.test("the unit passes systemd-analyze verify and is rated low exposure by systemd-analyze security", async () => {
   const analyze = systemdAnalyze();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { encryptedOrLoopback, kubeTrustedCertificates } from "../../lib/tls.ts";
-import { resolveCommand } from "../../lib/config/config.ts";
+import { resolveCommand } from "../../lib/config/command.ts";
 import { ConfigError } from "../../lib/config_error.ts";
 
 const CLUSTER_CA = "-----BEGIN CERTIFICATE-----\nCLUSTER\n-----END CERTIFICATE-----\n";

@@ -9,12 +9,12 @@
  *   new file is there, without waiting for the next call of a controller.
  */
 import assert from "node:assert/strict";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { startReplica, stop } from "../support/controller_process.ts";
-import { kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { eventually } from "../support/eventually.ts";
-import { createServedNode, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
-import { writeSecretVolume } from "../support/secret_volume.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { startReplica, stop } from "../support/controller/controller_process.ts";
+import { kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { eventually } from "../support/wait/eventually.ts";
+import { createServedNode, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
+import { writeSecretVolume } from "../support/kubelet/secret_volume.ts";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
 
 const SECOND_TOKEN = "act_c2Vjb25kLXRva2VuLWFmdGVyLXJvdGF0aW9uLXh4eHg";

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
-import { kubeconfigText } from "../support/control_plane.ts";
-import { MAIN } from "../support/controller_process.ts";
+import { kubeconfigText } from "../support/control_plane/control_plane.ts";
+import { MAIN } from "../support/controller/controller_process.ts";
 import { ENVIRONMENT_VARIABLES, permissionFlagsFor } from "../../lib/runtime_permissions.ts";
-import { eventually } from "../support/eventually.ts";
+import { eventually } from "../support/wait/eventually.ts";
 
 /** An HTTPS server on 127.0.0.1 with `tls`, counting the requests that reach it. */
 function countingServer(tls: { cert: string; key: string }) {

@@ -10,7 +10,7 @@ import { load as loadYaml } from "js-yaml";
 import denoJson from "../../deno.json" with { type: "json" };
 import { VERSION } from "../../lib/version.ts";
 import { MANIFEST_PATH } from "../../scripts/render_manifest.ts";
-import { helmHomes, toolPath } from "../support/helm.ts";
+import { helmHomes, toolPath } from "../support/chart/helm.ts";
 import { imageConfig, writeImageIndex } from "../../scripts/image/build_image.ts";
 import {
   createLayout,

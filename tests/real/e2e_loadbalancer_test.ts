@@ -1,9 +1,10 @@
 /**
  * Kubernetes' own LoadBalancer e2e tests (`e2e.test --provider=skeleton --ginkgo.focus='\[Feature:LoadBalancer\]'`,
- * built by scripts/e2e_binaries.sh from k8s.io/kubernetes at scripts/versions.sh's KUBERNETES_VERSION) against the real two-node cluster
- * (tests/support/real_cluster.ts), run from the host, which reaches the published addresses. Skipped are only the
- * tests the Ankra API cannot pass, each named with its reason and source line (tests/support/real_cluster_e2e.ts);
- * the closing line is `N ran, N passed, N failed, N skipped`, and the JUnit report is kept (its path is printed).
+ * built by scripts/e2e_binaries.sh from k8s.io/kubernetes at scripts/versions.sh's KUBERNETES_VERSION) against the real
+ * two-node cluster (tests/support/real_cluster/real_cluster.ts), run from the host, which reaches the published
+ * addresses. Skipped are only the tests the Ankra API cannot pass, each named with its reason and source line
+ * (tests/support/real_cluster/real_cluster_e2e.ts); the closing line is `N ran, N passed, N failed, N skipped`, and the
+ * JUnit report is kept (its path is printed).
  *
  * A test failing because of the product today is a strict expected failure with the product change that would fix it
  * (`KNOWN_PRODUCT_GAPS`, printed as such); any other failure, or a known gap that passes, fails the run. The README's
@@ -17,9 +18,9 @@
  * `node-addresses`) runs one. Needs what the real cluster needs; without it the test is ignored and says why.
  */
 import assert from "node:assert/strict";
-import { startProcess } from "../support/control_plane.ts";
-import { timed } from "../support/helm.ts";
-import { startRealCluster } from "../support/real_cluster.ts";
+import { startProcess } from "../support/control_plane/control_plane.ts";
+import { timed } from "../support/chart/helm.ts";
+import { startRealCluster } from "../support/real_cluster/real_cluster.ts";
 import {
   e2eArgs,
   type E2eMode,
@@ -29,9 +30,9 @@ import {
   skipReason,
   suiteChanges,
   unexpectedOutcomes,
-} from "../support/real_cluster_e2e.ts";
-import { readClusterFacts, realClusterBlockers } from "../support/real_cluster_host.ts";
-import { readHostFacts } from "../support/real_node_host.ts";
+} from "../support/real_cluster/real_cluster_e2e.ts";
+import { readClusterFacts, realClusterBlockers } from "../support/real_cluster/real_cluster_host.ts";
+import { readHostFacts } from "../support/real_node/real_node_host.ts";
 
 const blockers = realClusterBlockers(await readClusterFacts(readHostFacts()));
 if (blockers.length > 0) console.log(`LoadBalancer e2e test ignored: ${blockers.join("; ")}`);

@@ -1,10 +1,10 @@
 /**
- * A real two-node cluster that carries traffic (tests/support/real_cluster.ts): each node in its own network
- * namespace with containerd, kubelet, kube-proxy and the bridge CNI plugin; the simulator's data plane in the `cloud`
- * namespace; the controller in the first node's namespace, first as a process, from the fourth step on as the chart's
- * pod (installed from `chart/` with this checkout's image, killed, upgraded with `helm upgrade`). Requests go from the
- * host (this test process) to the addresses the controller publishes, through the simulator's load balancer, to the
- * nodes' NodePorts and the pods.
+ * A real two-node cluster that carries traffic (tests/support/real_cluster/real_cluster.ts): each node in its own
+ * network namespace with containerd, kubelet, kube-proxy and the bridge CNI plugin; the simulator's data plane in the
+ * `cloud` namespace; the controller in the first node's namespace, first as a process, from the fourth step on as the
+ * chart's pod (installed from `chart/` with this checkout's image, killed, upgraded with `helm upgrade`). Requests go
+ * from the host (this test process) to the addresses the controller publishes, through the simulator's load balancer,
+ * to the nodes' NodePorts and the pods.
  *
  * kube-proxy runs as users run it — restarted when it exits (kube-proxy 1.37 exits when its Node's IPs change; on
  * k3s that is the whole k3s process) — and its exits are counted: node a's kubelet has both families' node IPs, so its
@@ -13,8 +13,16 @@
  * 10 s, the controller killed and upgraded, the API server restarted, the Ankra API down), except what deleting a
  * Node does by itself (kube-proxy exits when its Node is deleted; the node that joins again is initialised again).
  *
- * Three steps serve Services in node-address mode (`tests/support/real_cluster_node_mode.ts`): on the nodes' public
- * IPv4, with no load balancer, the client's address kept for Local, UDP, source ranges, a node excluded.
+ * Three steps serve Services in node-address mode (`tests/support/real_cluster/real_cluster_node_mode.ts`): on the
+ * nodes' public IPv4, with no load balancer, the client's address kept for Local, UDP, source ranges, a node excluded.
+ * One step before the first load balancer does what docs/k3s.md's single-server guide says as far as this cluster
+ * allows (`tests/support/real_cluster/real_cluster_k3s_guide.ts`): a Traefik-shaped Service on 80 and 443 in
+ * node-address mode answered from the host, the doctor run as the guide runs it exiting 0 with a read-only token, no
+ * write in the simulator's request log, and a server's new public IPv4 followed by the Service.
+ *
+ * The last step stops node b's server twice while requests run through the load balancer: announced ahead (the server's
+ * active operation), then unannounced, each followed by a power-off of the node (its link down) and a power-on; the
+ * announced stop drains the node first and no request fails (`tests/support/real_cluster/real_cluster_planned_stop.ts`).
  *
  * One cluster serves every step (each builds on the one before). Needs root, overlayfs, runc, iptables, skopeo,
  * nsenter, Debian's containernetworking-plugins, Go and gcc (`.ci/run` installs the Debian packages); without them
@@ -23,30 +31,39 @@
  */
 import assert from "node:assert/strict";
 import { selfSignedServingCertificate } from "../../lib/server/self_signed_certificate.ts";
-import { timed } from "../support/helm.ts";
-import { kubeOk, serviceIngress } from "../support/kube_http.ts";
-import { startRealCluster } from "../support/real_cluster.ts";
-import { readClusterFacts, realClusterBlockers } from "../support/real_cluster_host.ts";
-import { readHostFacts } from "../support/real_node_host.ts";
-import { listPods, podReady, waitFor } from "../support/real_node_objects.ts";
-import { installChartController, ROLLOUT_TAG } from "../support/real_cluster_chart.ts";
-import { ECHO_PORT, echoDeployment, echoService, lbOfService, scale } from "../support/real_cluster_workloads.ts";
-import { describeNodeEvents, runNodeEvents } from "../support/real_cluster_node_events.ts";
-import { testImageLayout } from "../support/test_image.ts";
-import { memberStates, requestHostname, startRequestStream } from "../support/real_cluster_traffic.ts";
-import type { SupervisedExit } from "../support/supervised_process.ts";
+import { timed } from "../support/chart/helm.ts";
+import { kubeOk, serviceIngress } from "../support/http/kube_http.ts";
+import { startRealCluster } from "../support/real_cluster/real_cluster.ts";
+import { readClusterFacts, realClusterBlockers } from "../support/real_cluster/real_cluster_host.ts";
+import { readHostFacts } from "../support/real_node/real_node_host.ts";
+import { listPods, podReady, waitFor } from "../support/real_node/real_node_objects.ts";
+import { installChartController, ROLLOUT_TAG } from "../support/real_cluster/real_cluster_chart.ts";
+import {
+  ECHO_PORT,
+  echoDeployment,
+  echoService,
+  lbOfService,
+  scale,
+} from "../support/real_cluster/real_cluster_workloads.ts";
+import { describeNodeEvents, runNodeEvents } from "../support/real_cluster/real_cluster_node_events.ts";
+import { describeStopRun, plannedAgainstUnannouncedStop } from "../support/real_cluster/real_cluster_planned_stop.ts";
+import { testImageLayout } from "../support/image/test_image.ts";
+import { memberStates, requestHostname, startRequestStream } from "../support/real_cluster/real_cluster_traffic.ts";
+import type { SupervisedExit } from "../support/real_node/supervised_process.ts";
+import { followsTheK3sGuide } from "../support/real_cluster/real_cluster_k3s_guide.ts";
 import {
   excludedNodeLeaves,
   localKeepsClientAddress,
   servesOnBothNodes,
   sourceRangesEnforced,
   udpAnswers,
-} from "../support/real_cluster_node_mode.ts";
+} from "../support/real_cluster/real_cluster_node_mode.ts";
 
 const NS = "default";
 const APP = "echo";
 const LOCAL = "solo";
 const SECURE = "secure";
+const PLANNED = "planned";
 /** The health check settings the Services ask for (annotations) and the controller's default rise. */
 const INTERVAL = 1;
 const RISE = 2;
@@ -144,6 +161,12 @@ Deno.test({
     });
 
     await step(
+      "the k3s guide's single server: a Traefik-shaped Service on node addresses answers on 80 and 443, the doctor " +
+        "exits 0 with a read-only token, nothing is written to Ankra Cloud, a server's new IPv4 is followed",
+      () => followsTheK3sGuide(cluster),
+    );
+
+    await step(
       "a LoadBalancer Service answers from the host on its IPv6 and IPv4 addresses, with both nodes as members",
       async () => {
         await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
@@ -160,6 +183,16 @@ Deno.test({
         });
         assert.ok(ingress.some((a) => a.includes(":")) && ingress.some((a) => !a.includes(":")), `${ingress}`);
         const podNames = new Set((await listPods(plane, NS, `app=${APP}`)).map((p) => p.metadata.name));
+        // A member's first health checks may meet its NodePort before kube-proxy has programmed it (refused; on a
+        // fresh machine node b's kube-proxy is still restarting then, at its Node's initialisation): the load balancer
+        // takes it out until `rise` checks pass. Every request is asserted once both are up; wait for that, bounded.
+        const expected = cluster.topology.nodes.map((n) => n.ip).sort();
+        await waitFor("both nodes members and up", 60_000, async (saw) => {
+          const members = memberStates(await lbOfService(cluster, APP));
+          saw(JSON.stringify(members.map((m) => ({ a: m.address, h: m.health }))));
+          return [...new Set(members.map((m) => m.address))].sort().join() === expected.join() &&
+            members.every((m) => m.health === "up");
+        });
         for (const address of ingress) {
           const answered = await waitFor(`an answer from ${address}`, 60_000, () => requestHostname(address, 80));
           assert.ok(podNames.has(answered), `${address} answered "${answered}", not one of ${[...podNames]}`);
@@ -168,9 +201,7 @@ Deno.test({
             assert.ok(name && podNames.has(name), `request ${i} to ${address} answered "${name}"`);
           }
         }
-        // A member's first health checks may meet its NodePort before kube-proxy has programmed it (refused): it is
-        // up once `rise` checks have passed since. Wait for that state, bounded, saying what was there meanwhile.
-        const expected = cluster.topology.nodes.map((n) => n.ip).sort();
+        // Both carried traffic: each member has connections (bounded, saying what was there meanwhile).
         await waitFor("both nodes members, up, each with connections", 30_000, async (saw) => {
           const members = memberStates(await lbOfService(cluster, APP));
           saw(JSON.stringify(members.map((m) => ({ a: m.address, h: m.health, c: m.connections_total }))));
@@ -400,6 +431,44 @@ Deno.test({
             JSON.stringify(describe(a))
           }, node b ${JSON.stringify(describe(b))}`
           : undefined;
+      },
+    );
+
+    await step(
+      "a server's stop announced ahead drains its node first: no request fails; the same stop unannounced, compared",
+      async () => {
+        // externalTrafficPolicy Local: a request the load balancer sends to node a stays there, so what reaches node b
+        // is the load balancer's choice alone (with Cluster, node a's kube-proxy also forwards to node b's pod, which
+        // only the kubelet's graceful node shutdown takes away before a power-off).
+        await kubeOk(plane, "POST", `/api/v1/namespaces/${NS}/services`, {
+          body: echoService(PLANNED, {
+            app: APP,
+            annotations: {
+              "load-balancer.ankra.cloud/ipv4": "true",
+              "load-balancer.ankra.cloud/health-check-interval": String(INTERVAL),
+            },
+            spec: { externalTrafficPolicy: "Local" },
+          }),
+        });
+        const address = await waitFor("the Local Service's IPv4", 90_000, async () => {
+          const found = (await serviceIngress(plane, NS, PLANNED)).find((a) => !a.includes(":"));
+          const members = found ? memberStates(await lbOfService(cluster, PLANNED)) : [];
+          const both = new Set(members.filter((m) => m.health === "up").map((m) => m.address)).size === 2;
+          return both ? found : undefined;
+        });
+        // The chart's controller lists servers every 10 s and drains for 30 s: the stop is due 55 s ahead.
+        const { announced, unannounced } = await plannedAgainstUnannouncedStop(cluster, PLANNED, address, 55_000);
+        console.log(
+          `${describeStopRun("announced stop", announced)}\n${describeStopRun("unannounced stop", unannounced)}`,
+        );
+        assert.equal(announced.failedBefore + announced.failedAfter, 0, describeStopRun("announced", announced));
+        // Unannounced, every connect to node b times out (5 s) before another member until node b is out; announced,
+        // node b is off the load balancer before the power-off and stays off once its server is stopped.
+        assert.equal(announced.slowAfter, 0, "after an announced power-off no request meets node b");
+        assert.ok(unannounced.slowAfter > 0, "the unannounced power-off, compared, meets node b");
+        assert.ok(announced.drainedAfterS !== undefined, "node b was drained before its server went down");
+        assert.ok(announced.removedAfterS !== undefined, "node b was off the load balancer before the power-off");
+        await kubeOk(plane, "DELETE", `/api/v1/namespaces/${NS}/services/${PLANNED}`);
       },
     );
   } finally {

@@ -1,10 +1,10 @@
 /**
- * The chart's pod run by a real kubelet on a real single-node cluster with no CNI (tests/support/real_node.ts): the
- * image and the chart pulled from a local OCI registry, the pod started by containerd + runc with the chart's
- * security settings, its HTTPS probes run by the kubelet, in-cluster configuration through kube-proxy, the
- * controller initialising its own NotReady Node and serving a LoadBalancer Service from the simulator; a killed
- * container restarted by the kubelet; a rolling upgrade; the pod kept on its node when the node lifecycle
- * controller taints it `not-ready:NoExecute`; the plain manifest applied with kubectl.
+ * The chart's pod run by a real kubelet on a real single-node cluster with no CNI
+ * (tests/support/real_node/real_node.ts): the image and the chart pulled from a local OCI registry, the pod started by
+ * containerd + runc with the chart's security settings, its HTTPS probes run by the kubelet, in-cluster configuration
+ * through kube-proxy, the controller initialising its own NotReady Node and serving a LoadBalancer Service from the
+ * simulator; a killed container restarted by the kubelet; a rolling upgrade; the pod kept on its node when the node
+ * lifecycle controller taints it `not-ready:NoExecute`; the plain manifest applied with kubectl.
  *
  * One cluster serves every step (each builds on the one before, as on a user's cluster). Needs root, overlayfs,
  * runc, iptables, skopeo, Go and gcc (`.ci/run` installs the Debian packages); without them the test is ignored and
@@ -13,10 +13,10 @@
 import assert from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
 import { VERSION } from "../../lib/version.ts";
-import { helmHomes, timed } from "../support/helm.ts";
-import { eventsFor, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { startRealNode } from "../support/real_node.ts";
-import { readHostFacts, realNodeBlockers } from "../support/real_node_host.ts";
+import { helmHomes, timed } from "../support/chart/helm.ts";
+import { eventsFor, kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { startRealNode } from "../support/real_node/real_node.ts";
+import { readHostFacts, realNodeBlockers } from "../support/real_node/real_node_host.ts";
 import {
   containerId,
   listPods,
@@ -25,9 +25,9 @@ import {
   podReady,
   startHeartbeatNode,
   waitFor,
-} from "../support/real_node_objects.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
-import { testImageLayout } from "../support/test_image.ts";
+} from "../support/real_node/real_node_objects.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
+import { testImageLayout } from "../support/image/test_image.ts";
 import {
   CHART_HOST_PORT,
   CHART_NAMESPACE,
@@ -39,7 +39,7 @@ import {
   requireFreeHostPort,
   rolledOutPod,
   run,
-} from "../support/real_node_steps.ts";
+} from "../support/real_node/real_node_steps.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const NODE = "ccm-real-node";

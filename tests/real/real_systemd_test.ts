@@ -11,13 +11,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { freePort, testControlPlane, uniqueName } from "../support/control_plane.ts";
-import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/kube_http.ts";
-import { eventually } from "../support/node_controllers.ts";
-import { bootNspawn, type NspawnMachine, nspawnUnavailable, systemdRootfs } from "../support/nspawn_machine.ts";
-import { isDynamicUid, parseProcessStatus, STAGE_MOUNT } from "../support/nspawn_plan.ts";
-import { controllerTarball } from "../support/release_build.ts";
-import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/simulator.ts";
+import { freePort, testControlPlane, uniqueName } from "../support/control_plane/control_plane.ts";
+import { kubeletNode, kubeOk, kubeRequest, serviceIngress } from "../support/http/kube_http.ts";
+import { eventually } from "../support/controller/node_controllers.ts";
+import { bootNspawn, type NspawnMachine, nspawnUnavailable, systemdRootfs } from "../support/systemd/nspawn_machine.ts";
+import { isDynamicUid, parseProcessStatus, STAGE_MOUNT } from "../support/systemd/nspawn_plan.ts";
+import { controllerTarball } from "../support/image/release_build.ts";
+import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 import { VERSION } from "../../lib/version.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");

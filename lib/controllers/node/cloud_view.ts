@@ -5,6 +5,10 @@
  * again only for an unknown zone). For 100 healthy nodes that is one list call per period, whatever the number of
  * NotReady nodes.
  *
+ * Each server's active operation comes with the list: {@linkcode CloudView.plannedChange} tells whether a node's
+ * server is about to stop, be deleted or be live-migrated (`provider/node/planned_change.ts`), and since when this
+ * view has known it — at no cost beyond the list.
+ *
  * A server counts as gone only with proof: absent from two consecutive complete lists taken at least
  * `confirmAfterMs` apart. Failed or partial lists prove nothing — the view keeps what it knew. A server whose list
  * item had the wrong shape is not absent: the view keeps what it knew of it, and an item without a readable id makes
@@ -15,6 +19,13 @@
 import type { AnkraCloudClient, Interface, Server } from "../../cloud/client.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import * as log from "../../log.ts";
+import {
+  plannedChange as serverPlannedChange,
+  plannedChangeOfNode,
+  type SeenPlannedChange,
+  serverLeaving,
+} from "../../provider/node/planned_change.ts";
+import { parseProviderId } from "../../provider/provider_id.ts";
 import { matchServer, type ServerMatch } from "../../provider/server_match.ts";
 import { abortableSleep } from "../../runtime/abort.ts";
 import { forEachParallel } from "../../runtime/parallel.ts";
@@ -63,6 +74,8 @@ export class CloudView {
   readonly #fetchingInterfaces = new Map<string, Promise<Interface[]>>();
   #synced = false;
   readonly #listeners: (() => void)[] = [];
+  /** When the view first saw each announcing operation it still holds (epoch ms), by operation id. */
+  #operationsSeen = new Map<string, number>();
 
   /** Creates the view; call {@linkcode CloudView.run} to keep it fresh. */
   constructor(cloud: AnkraCloudClient, options: CloudViewOptions = {}) {
@@ -101,6 +114,39 @@ export class CloudView {
    */
   match(node: { name: string; providerID?: string }): ServerMatch<Server> {
     return matchServer(node, { byId: (id) => this.server(id), byHostname: (name) => this.serversByHostname(name) });
+  }
+
+  /**
+   * The change the active operation of `node`'s server (by its providerID) announces — a stop or delete (`leaving`),
+   * a live migration (`migrating`) — as the last list or read had it, with when this view first saw the operation;
+   * undefined when there is none, or the view does not hold the server. Costs no call.
+   */
+  plannedChange(node: { providerID?: string }): SeenPlannedChange | undefined {
+    const change = plannedChangeOfNode(node, this);
+    if (!change) return undefined;
+    return { ...change, seenAtMs: this.#operationsSeen.get(change.operationId) ?? Date.now() };
+  }
+
+  /**
+   * True when `node`'s server (by its providerID) leaves whatever it serves, by the one rule ({@linkcode serverLeaving}:
+   * its stop or delete announced, or the server `stopping`, `stopped` or `deleting`) as the last list or read had it —
+   * even while its Node still says Ready. False when the view does not hold the server. Costs no call.
+   */
+  leaving(node: { providerID?: string }): boolean {
+    const id = parseProviderId(node.providerID ?? "")?.serverId;
+    const server = id === undefined ? undefined : this.server(id);
+    return server !== undefined && serverLeaving(server);
+  }
+
+  /** Remembers when each announcing operation was first seen; forgets those no server holds any more. */
+  #noteOperations(): void {
+    const now = Date.now();
+    const seen = new Map<string, number>();
+    for (const { server } of this.#servers.values()) {
+      const change = serverPlannedChange(server);
+      if (change) seen.set(change.operationId, this.#operationsSeen.get(change.operationId) ?? now);
+    }
+    this.#operationsSeen = seen;
   }
 
   /** True only when the server is proven gone (absent from two complete lists some time apart). */
@@ -168,6 +214,7 @@ export class CloudView {
     }
     this.#servers = next;
     this.#byHostname = byHostname;
+    this.#noteOperations();
     this.#synced = true;
     if (confirmSoon) this.#confirmAt = started + this.#timing.confirmAfterMs;
     for (const listener of this.#listeners) listener();
@@ -188,6 +235,7 @@ export class CloudView {
       this.#servers.set(id, { server });
       const ids = this.#byHostname.get(server.hostname) ?? [];
       this.#byHostname.set(server.hostname, [...ids, id]);
+      this.#noteOperations();
     } catch (cause) {
       if (isNotFound(cause)) this.#gone.add(id);
       else log.warn("could not check a server", { server: id, error: cause });
@@ -272,6 +320,7 @@ export class CloudView {
         else log.warn("could not read a server again", { server: id, error: cause });
       }
     }));
+    this.#noteOperations();
   }
 
   /**

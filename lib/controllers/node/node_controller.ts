@@ -3,6 +3,12 @@
  * labels, addresses, taint removed, event `Synced`) and keeps initialised nodes' addresses and labels current on a
  * period — all from the shared {@linkcode CloudView}, never with a request per node per check.
  *
+ * With `--node-labels-from-server`, the selected labels of each node's server are copied onto it under
+ * `server.ankra.cloud` (`provider/node/server_labels.ts`) in the same label write, and kept in step: after every
+ * fresh server list the nodes whose copies differ from their server's labels are looked at again, so a change reaches
+ * the node within one `--server-list-period`, read from the list the view makes anyway (no request of its own). A
+ * server label that cannot be a Kubernetes label gets a Warning `InvalidServerLabel` on the node naming it.
+ *
  * Nodes of other providers, and nodes labelled `node.ankra.cloud/managed=false` (not Ankra servers: never looked up,
  * never an event), are left alone. A node whose server cannot be found, is ambiguous, or does not hold the
  * kubelet's `--node-ip` gets one clear Warning event and waits for the user ({@linkcode WaitingForUser}): it keeps its
@@ -13,12 +19,18 @@
  * @module
  */
 import type { Server } from "../../cloud/client.ts";
-import type { EventSink, ObjectReference } from "../../kube/events.ts";
+import type { EventSink } from "../../kube/events.ts";
 import type { NodeWriter } from "../../kube/node_writes.ts";
 import type { WatchedStore } from "../../kube/store.ts";
 import type { SlimNode } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
 import { isUninitialized, nodeChangeNeedsPass, planNode, serverNotFound } from "../../provider/node/node_plan.ts";
+import {
+  planServerLabels,
+  type ServerLabelSelector,
+  type SkippedServerLabel,
+  skippedServerLabelMessage,
+} from "../../provider/node/server_labels.ts";
 import { classifyProviderId } from "../../provider/provider_id.ts";
 import { isUnmanagedNode } from "../../provider/node_management.ts";
 import type { MetricsRegistry } from "../../runtime/metrics.ts";
@@ -26,6 +38,7 @@ import { whenAborted } from "../../runtime/abort.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import { WorkQueue } from "../../runtime/work_queue.ts";
 import type { CloudView } from "./cloud_view.ts";
+import { nodeReference } from "./node_reference.ts";
 import { JoinWindow } from "./node_join_window.ts";
 import { DEFAULTS } from "../../defaults.ts";
 
@@ -60,6 +73,8 @@ interface NodeControllerOptions {
   retryBaseMs?: number;
   /** Where the work queue's metrics go. */
   metrics?: MetricsRegistry;
+  /** `--node-labels-from-server`: server labels copied onto nodes; undefined copies (and removes) none. */
+  serverLabels?: ServerLabelSelector;
 }
 
 /** The options with every default filled in: what the controller reads. */
@@ -71,8 +86,9 @@ function nodeControllerSettings(options: NodeControllerOptions): NodeControllerS
   return { ...options, retryBaseMs };
 }
 
-function reference(node: SlimNode): ObjectReference {
-  return { kind: "Node", apiVersion: "v1", name: node.name, uid: node.uid };
+/** The skipped server labels as one comparable text ("" for none). */
+function skippedSignature(skipped: SkippedServerLabel[] | undefined): string {
+  return (skipped ?? []).map((label) => `${label.key}=${label.value}`).join("\n");
 }
 
 /** The cloud-node controller. */
@@ -82,6 +98,8 @@ export class NodeController {
   readonly #settings: NodeControllerSettings;
   readonly #queue: WorkQueue;
   readonly #window: JoinWindow;
+  /** The skipped server labels each node was last told about (its Warning events) and when, by node name. */
+  readonly #skippedTold = new Map<string, { signature: string; at: number }>();
 
   /** Resolves the options once and creates the controller; {@linkcode NodeController.run} starts it. */
   constructor(options: NodeControllerOptions) {
@@ -106,6 +124,7 @@ export class NodeController {
     const { nodes, view, refreshPeriodMs } = this.#settings;
     signal.addEventListener("abort", () => this.#window.stop(), { once: true });
     nodes.onChange((change) => {
+      if (change.type === "deleted") this.#skippedTold.delete(change.key);
       if (signal.aborted || change.type === "deleted" || isUnmanagedNode(change.object)) return;
       if (!nodeChangeNeedsPass(change)) return;
       if (isUninitialized(change.object)) this.#window.join(change.object.name);
@@ -115,7 +134,11 @@ export class NodeController {
     view.onRefresh(() => {
       if (signal.aborted) return;
       for (const node of nodes.store.list()) {
-        if (!isUninitialized(node) || isUnmanagedNode(node)) continue;
+        if (isUnmanagedNode(node)) continue;
+        if (!isUninitialized(node)) {
+          if (this.#serverLabelsChanged(node)) this.#queue.add(node.name);
+          continue;
+        }
         this.#window.join(node.name);
         this.#queue.add(node.name);
       }
@@ -128,6 +151,20 @@ export class NodeController {
     await whenAborted(signal);
     clearInterval(timer);
     await this.#queue.shutdown();
+  }
+
+  /**
+   * True when the server labels copied onto an initialised node are out of step with its server in the view (or the
+   * labels it cannot copy changed since it was told): a pass brings them in step within one server list period.
+   */
+  #serverLabelsChanged(node: SlimNode): boolean {
+    const selector = this.#settings.serverLabels;
+    if (!selector) return false;
+    const match = this.#settings.view.match(node);
+    if (match.kind !== "matched") return false;
+    const plan = planServerLabels(node.labels, match.server.labels ?? {}, selector);
+    return Object.keys(plan.changes).length > 0 ||
+      skippedSignature(plan.skipped) !== (this.#skippedTold.get(node.name)?.signature ?? "");
   }
 
   /** The server of a node as far as the view already knows it (by providerID, else by a unique hostname). */
@@ -165,7 +202,7 @@ export class NodeController {
     if (kind === "foreign") return;
     if (kind === "malformed") {
       events.event(
-        reference(node),
+        nodeReference(node),
         "Warning",
         "InvalidProviderID",
         `spec.providerID ${node.providerID} is not of the form ankracloud://<zone>/<server-id>`,
@@ -179,11 +216,11 @@ export class NodeController {
       server = await this.#findServer(node);
       await this.#window.ready(name);
       const [interfaces, region] = await Promise.all([view.interfaces(server.id), view.region(server.zone)]);
-      plan = planNode(node, { server, interfaces, region });
+      plan = planNode(node, { server, interfaces, region }, { serverLabels: this.#settings.serverLabels });
     } catch (cause) {
       if (cause instanceof WaitingForUser) {
         if (initialising) {
-          events.event(reference(node), "Warning", cause.reason, cause.message);
+          events.event(nodeReference(node), "Warning", cause.reason, cause.message);
           throw cause;
         }
         log.info(3, "node refresh skipped", { node: name, reason: cause.message });
@@ -192,10 +229,11 @@ export class NodeController {
       throw cause;
     }
     if (plan.kind === "refused") {
-      events.event(reference(node), "Warning", plan.reason, plan.message);
+      events.event(nodeReference(node), "Warning", plan.reason, plan.message);
       if (plan.waits) throw new WaitingForUser(plan.reason, plan.message);
       return;
     }
+    this.#tellSkipped(node, server, plan.skippedLabels);
     let resourceVersion = node.resourceVersion;
     if (plan.addresses) {
       resourceVersion = await writes.replaceAddresses(name, plan.addresses) ?? resourceVersion;
@@ -206,11 +244,36 @@ export class NodeController {
     }
     if (plan.initialise) {
       if (await writes.initialise(name, plan.initialise, { ...node, resourceVersion })) {
-        events.event(reference(node), "Normal", "Synced", "Node synced successfully");
+        events.event(nodeReference(node), "Normal", "Synced", "Node synced successfully");
         if (!writes.dryRun) log.info(1, "initialised node", { node: name, server: `${server.zone}/${server.id}` });
       }
     } else if (plan.labels) {
       await writes.patchLabels(name, plan.labels);
+      if (!writes.dryRun) log.info(2, "updated node labels", { node: name, labels: plan.labels });
+    }
+  }
+
+  /**
+   * A Warning `InvalidServerLabel` for each selected server label that cannot be copied: when they change, and again
+   * once per refresh period while they stay (not on every pass: the controller's own label write wakes the node).
+   */
+  #tellSkipped(node: SlimNode, server: Server, skipped: SkippedServerLabel[] | undefined): void {
+    const signature = skippedSignature(skipped);
+    const told = this.#skippedTold.get(node.name);
+    if (!signature) {
+      this.#skippedTold.delete(node.name);
+      return;
+    }
+    const now = performance.now();
+    if (told?.signature === signature && now - told.at < this.#settings.refreshPeriodMs) return;
+    this.#skippedTold.set(node.name, { signature, at: now });
+    for (const label of skipped ?? []) {
+      this.#settings.events.event(
+        nodeReference(node),
+        "Warning",
+        "InvalidServerLabel",
+        skippedServerLabelMessage(server, label),
+      );
     }
   }
 }

@@ -12,6 +12,11 @@
  * `cloud_node_lifecycle_controller_cloud_provider_calls_total{operation,result}` (the questions about NotReady nodes'
  * servers, {@linkcode answeredCalls}: most answered from the shared list, a few by a look-up).
  *
+ * A planned change its server's active operation announces (with the shared list: no call of its own) is told once
+ * per operation, as soon as the list that shows it arrives, as a Normal event on the Node: `ServerStopPlanned`, `ServerDeletePlanned` (the server is about to go
+ * down) or `ServerMigrating` (a live migration; it stays up). Nothing else follows from it here: taints and deletion
+ * follow the server's state, as above.
+ *
  * Left alone entirely (never looked up, tainted or deleted): nodes labelled `node.ankra.cloud/managed=false`.
  * Never deleted: nodes whose providerID belongs to another provider (left alone entirely), nodes without a
  * providerID (never linked to a server, so nothing proves their server is gone), and any node while the cloud view
@@ -19,23 +24,28 @@
  *
  * @module
  */
-import type { EventSink, ObjectReference } from "../../kube/events.ts";
+import type { EventSink } from "../../kube/events.ts";
 import type { NodeWriter } from "../../kube/node_writes.ts";
 import type { WatchedStore } from "../../kube/store.ts";
 import type { SlimNode } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
 import { shutdownTaint } from "../../provider/node/node_plan.ts";
 import { answeredCalls, type CloudProviderCall, lifecycleAction } from "../../provider/node/node_lifecycle.ts";
+import { plannedChangeEvent } from "../../provider/node/planned_change.ts";
 import { isUnmanagedNode } from "../../provider/node_management.ts";
 import { parseProviderId } from "../../provider/provider_id.ts";
 import { abortableSleep } from "../../runtime/abort.ts";
 import type { Counter, Histogram, MetricsRegistry } from "../../runtime/metrics.ts";
 import { forEachParallel } from "../../runtime/parallel.ts";
 import type { CloudView } from "./cloud_view.ts";
+import { nodeReference as reference } from "./node_reference.ts";
 import { DEFAULTS } from "../../defaults.ts";
 
 /** What the lifecycle controller reads of the shared server view. */
-type LifecycleServerView = Pick<CloudView, "synced" | "server" | "isGone" | "checkUnknown" | "refreshServers">;
+type LifecycleServerView = Pick<
+  CloudView,
+  "synced" | "server" | "isGone" | "checkUnknown" | "refreshServers" | "plannedChange" | "onRefresh"
+>;
 
 /** Options of {@linkcode NodeLifecycleController}. */
 interface NodeLifecycleOptions {
@@ -67,10 +77,6 @@ function nodeLifecycleSettings(options: NodeLifecycleOptions): NodeLifecycleSett
   return { ...options, workers };
 }
 
-function reference(node: SlimNode): ObjectReference {
-  return { kind: "Node", apiVersion: "v1", name: node.name, uid: node.uid };
-}
-
 /** The cloud-node-lifecycle controller. */
 export class NodeLifecycleController {
   /** The `--controllers` name, shown in the `starting controllers` log line. */
@@ -78,6 +84,8 @@ export class NodeLifecycleController {
   readonly #settings: NodeLifecycleSettings;
   readonly #passDuration?: Histogram;
   readonly #calls?: Counter;
+  /** The operation whose planned change each node (by name) was last told about. */
+  #told = new Map<string, string>();
 
   /** Resolves the options once and creates the controller; {@linkcode NodeLifecycleController.run} starts it. */
   constructor(options: NodeLifecycleOptions) {
@@ -116,17 +124,59 @@ export class NodeLifecycleController {
       }, DEFAULTS.notReadyBatchMs);
     });
     signal.addEventListener("abort", () => clearTimeout(checking), { once: true });
+    // A planned change is told as soon as the list that shows it arrives, not at the next pass.
+    view.onRefresh(() => {
+      if (!signal.aborted) this.#tellPlannedChanges(nodes.store.list());
+    });
     while (!signal.aborted) {
       await this.monitor().catch((cause) => log.warn("node lifecycle pass failed", { error: cause }));
       await abortableSleep(this.#settings.periodMs, signal).catch(() => {});
     }
   }
 
-  /** One pass over every cached node, up to `workers` of them acted on side by side. */
+  /**
+   * One pass over every cached node, up to `workers` of them acted on side by side. A node with nothing to do and no
+   * call to count (a Ready node: nearly all of them) is passed over at once, without a promise of its own: five
+   * thousand nodes every five seconds are otherwise five thousand little async calls each time.
+   */
   async monitor(): Promise<void> {
     const started = performance.now();
-    await forEachParallel(this.#settings.nodes.store.list(), this.#settings.workers, (node) => this.#check(node));
+    const { view } = this.#settings;
+    const nodes = this.#settings.nodes.store.list();
+    this.#tellPlannedChanges(nodes);
+    const acted: SlimNode[] = [];
+    for (const node of nodes) {
+      if (lifecycleAction(node, view) !== "none" || answeredCalls(node, view).length > 0) acted.push(node);
+    }
+    await forEachParallel(acted, this.#settings.workers, (node) => this.#check(node));
     this.#passDuration?.observe((performance.now() - started) / 1000);
+  }
+
+  /**
+   * A Normal event on each managed node whose server's active operation announces a planned change (stop, delete, live
+   * migration), once per operation: a node is told again only about another operation.
+   */
+  #tellPlannedChanges(nodes: SlimNode[]): void {
+    const { view, events } = this.#settings;
+    if (!view.synced) return;
+    const told = new Map<string, string>();
+    for (const node of nodes) {
+      if (isUnmanagedNode(node) || node.deletionTimestamp) continue;
+      const change = view.plannedChange(node);
+      if (!change) continue;
+      told.set(node.name, change.operationId);
+      if (this.#told.get(node.name) === change.operationId) continue;
+      const { reason, message } = plannedChangeEvent(change);
+      events.event(reference(node), "Normal", reason, message);
+      log.info(1, "server of node has a planned change", {
+        node: node.name,
+        server: change.serverId,
+        operation: change.operationId,
+        kind: change.operationKind,
+      });
+    }
+    // Nodes gone, and operations finished, are forgotten.
+    this.#told = told;
   }
 
   async #check(node: SlimNode): Promise<void> {

@@ -8,10 +8,13 @@
  * of each load balancer as this controller last read or wrote it, so a pass triggered by a node change costs only the
  * member replacements; but a lookup asked to be `fresh` (a change of the Service, a 404 on an earlier call) and any
  * lookup once the document's last read is a drift-check period old read the real load balancer. One that is gone is
- * forgotten, so the Service gets a new one.
+ * forgotten and the Service's load balancer looked for by its labels (another may serve it); with none, the Service
+ * gets a new one.
  *
- * Until the first list succeeds, and for a Service whose create had an unknown outcome, lookups fall back to the
- * API's label filter.
+ * Until the first list succeeds, for a Service whose create had an unknown outcome, for one whose known load balancer
+ * is gone (another may serve it: the duplicate sweep keeps one of several) and for one with several load balancers in
+ * the account's list, lookups fall back to the API's label filter. Where that finds several, the one that stays is
+ * chosen as the duplicate sweep chooses ({@linkcode keeperOf}): the one the Service's status shows, else the oldest.
  *
  * Ownership ({@linkcode loadBalancerOwnership}): a Service's load balancer is one with its Service label, this
  * cluster's name and this cluster's UID (`ccm.ankra.cloud/cluster-uid`), or — made by the Go controller or an older
@@ -36,6 +39,7 @@ import {
   servesService,
 } from "../../provider/service/load_balancer_ownership.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
+import { keeperOf } from "../../provider/service/duplicate_load_balancers.ts";
 
 /** What a lookup found. */
 export interface FoundLoadBalancer {
@@ -75,6 +79,11 @@ interface WantedLoadBalancer {
   mayExist: boolean;
   /** Read the real load balancer even when a cached document is young enough. */
   fresh?: boolean;
+  /**
+   * The IPs in the Service's status: where the label lookup finds several load balancers, the one these show stays
+   * ({@linkcode keeperOf}, the sweeper's rule for duplicates).
+   */
+  addresses?: readonly string[];
 }
 
 /** The event reason of a Service whose load balancer name is taken by another cluster's load balancer. */
@@ -138,20 +147,28 @@ export class LoadBalancerDirectory {
     const unlabelled = new Map<string, string>();
     const foreign = new Map<string, string>();
     const ranks = new Map<string, number>();
+    const several = new Set<string>();
     for (const lb of listed.items) {
       const owner = loadBalancerOwnership(lb.labels, this.#cluster);
       const key = keyOf(lb.labels, this.#cluster);
       if (key !== undefined) {
         // A live one before one being deleted; this cluster's UID-labelled one before a legacy one.
         const rank = (lb.state !== "deleting" ? 2 : 0) + (owner.kind !== "legacy" ? 1 : 0);
-        if (rank >= (ranks.get(key) ?? -1)) {
+        const best = ranks.get(key) ?? -1;
+        if (rank > best) {
           ids.set(key, lb.id);
           ranks.set(key, rank);
-        }
+          several.delete(key);
+        } else if (rank === best) several.add(key);
       } else if (owner.kind === "unlabelled") unlabelled.set(lb.name, lb.id);
       else if (owner.kind === "foreign" && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
         foreign.set(lb.name, lb.id);
       }
+    }
+    // Several equally good ones for a key (duplicates): the label lookup picks, with the Service's status in hand.
+    for (const key of several) {
+      ids.delete(key);
+      this.#uncertain.add(key);
     }
     this.#ids = ids;
     this.#unlabelled = unlabelled;
@@ -168,7 +185,7 @@ export class LoadBalancerDirectory {
     for (const lb of summaries) {
       const owner = loadBalancerOwnership(lb.labels, this.#cluster);
       const key = keyOf(lb.labels, this.#cluster);
-      if (key !== undefined && !this.#ids.has(key)) {
+      if (key !== undefined && !this.#ids.has(key) && !this.#uncertain.has(key)) {
         this.#ids.set(key, lb.id);
       } else if (owner.kind === "foreign" && lb.labels[CLUSTER_LABEL] === this.#options.clusterName) {
         this.#foreign.set(lb.name, lb.id);
@@ -241,7 +258,9 @@ export class LoadBalancerDirectory {
     if (id) {
       const lb = await this.#read(id, signal);
       if (lb && servesService(lb.labels, this.#cluster, key)) return this.#found(key, lb);
-      this.forget(key);
+      // Gone, or no longer this Service's (deleted as a duplicate, by hand): another may serve it, so the label
+      // lookup looks before a new one is made.
+      this.markUncertain(key);
     }
     if (!this.#uncertain.has(key)) {
       if (this.#primed) {
@@ -260,10 +279,17 @@ export class LoadBalancerDirectory {
     const labelled = await this.#cloud.listLoadBalancers({ labels: filter }, signal);
     this.learn(labelled.items);
     const served = labelled.items.filter((lb) => servesService(lb.labels, this.#cluster, key));
-    const live = served.find((lb) => lb.state !== "deleting") ?? served[0];
+    const live = this.#keeper(served, wanted.addresses ?? []) ?? served[0];
     if (live) {
       const lb = await this.#read(live.id, signal);
       if (lb && servesService(lb.labels, this.#cluster, key)) return this.#found(key, lb);
+    }
+    if (labelled.skipped.length > 0) {
+      // An item with the Service's labels that cannot be read may be its load balancer: no new one on that list.
+      throw new Error(
+        `the list of load balancers labelled for ${key} has ${labelled.skipped.length} item(s) that cannot be read; ` +
+          "no load balancer is created until it can be read",
+      );
     }
     const all = await this.#cloud.listLoadBalancers({}, signal);
     this.#uncertain.delete(key);
@@ -315,6 +341,17 @@ export class LoadBalancerDirectory {
       { service: key, loadBalancer: lb.id },
     );
     return { lb, unlabelled: true, legacy: true };
+  }
+
+  /**
+   * The one of several load balancers serving a key that stays, by the duplicate rule ({@linkcode keeperOf}: the one
+   * the Service's status shows, else the oldest) among the live ones with this cluster's UID label, else among the
+   * live legacy ones; undefined when all are being deleted.
+   */
+  #keeper(served: LoadBalancer[], addresses: readonly string[]): LoadBalancer | undefined {
+    const live = served.filter((lb) => lb.state !== "deleting");
+    const own = live.filter((lb) => loadBalancerOwnership(lb.labels, this.#cluster).kind !== "legacy");
+    return keeperOf(own.length > 0 ? own : live, { addresses, pinned: [] })?.lb;
   }
 
   /** Another cluster's load balancer named `name`, read again (a deleted one frees the name). */

@@ -15,9 +15,9 @@ import type { DesiredMember } from "../../provider/service/member_selection.ts";
 import {
   chooseZone,
   type LoadBalancerDefaults,
+  type LoadBalancerIntent,
   type Notice,
   serviceFamilies,
-  type ServiceIntent,
   tooManyMembersNotice,
 } from "../../provider/service/service_plan.ts";
 import type { DryRunReport } from "../../runtime/dry_run.ts";
@@ -32,7 +32,7 @@ export interface Placement {
   /** Set when it is a single VM: why (the `SingleNodeLoadBalancer` event). */
   singleReason?: string;
   /** The members: each chosen node's addresses for the load balancer's network. */
-  members: DesiredMember[];
+  members: readonly DesiredMember[];
   /** Nodes left out of some IP family (`NodeWithoutMemberAddress`) and addresses past the limit (`TooManyMembers`). */
   notices: Notice[];
 }
@@ -42,13 +42,11 @@ interface PlacedMembers {
   /** The network's id. */
   networkId: string;
   /** The members. */
-  members: DesiredMember[];
+  members: readonly DesiredMember[];
   /** The `NodeWithoutMemberAddress` and `TooManyMembers` notices (no message when nothing is left out). */
   notices: Notice[];
 }
 
-/** When a Service whose nodes have no address on its network is looked at again (a server may be attached). */
-const NETWORK_RECHECK_MS = DEFAULTS.networkRecheckMs;
 /** The second look after a failed decision reads the networks again (a node's server may have joined since). */
 const NETWORK_FRESH_MS = 0;
 
@@ -87,7 +85,7 @@ export class LoadBalancerPlacement {
   }
 
   /** Zone, network and HA of a new load balancer; undefined while nodes are still being initialised. */
-  async place(service: SlimService, intent: ServiceIntent): Promise<Placement | undefined> {
+  async place(service: SlimService, intent: LoadBalancerIntent): Promise<Placement | undefined> {
     if (intent.nodes.length === 0 && intent.pendingNodes > 0 && !intent.settings.zone && !this.#defaults.zone) {
       log.info(2, "waiting for the nodes to be initialised before placing the load balancer", { service: intent.key });
       // A dry run initialises no node, so it says what the real run would do next.
@@ -127,7 +125,11 @@ export class LoadBalancerPlacement {
    * a node the last one did not, is made once more from a fresh read: a server attached (or created) since the cached
    * read is seen.
    */
-  async onNetwork(service: SlimService, intent: ServiceIntent, existingNetworkId?: string): Promise<PlacedMembers> {
+  async onNetwork(
+    service: SlimService,
+    intent: LoadBalancerIntent,
+    existingNetworkId?: string,
+  ): Promise<PlacedMembers> {
     const defaultNetworkId = this.#defaults.networkId;
     const families = serviceFamilies(service);
     const named = existingNetworkId ?? namedNetwork(intent.settings.networkId, defaultNetworkId)?.id;
@@ -157,7 +159,7 @@ export class LoadBalancerPlacement {
     else this.#leftOut.delete(intent.key);
     if (!placed.ok) {
       throw new WaitingForUser("SyncLoadBalancerFailed", placementMessage(placed), {
-        recheckAfterMs: NETWORK_RECHECK_MS,
+        recheckAfterMs: DEFAULTS.networkRecheckMs,
         condition: placed.missing.length > 0 ? "NoMemberAddress" : "NoNetwork",
       });
     }

@@ -1,27 +1,34 @@
 /**
- * Deletes leaked load balancers: those labelled for this cluster (its name and its UID) whose Service no longer exists (its finalizer was
- * stripped by hand, its namespace force-deleted while the controller was down, it was deleted during a restore).
- * Once per period it lists this cluster's load balancers (one label-filtered list) and lets {@linkcode planSweep}
- * decide: a load balancer is deleted only when its Service was absent from the synced store in two observations at
- * least the drift period apart. A failed or incomplete list is no observation (nothing is swept during an API
- * outage); a dry run reports `dry run: would delete leaked load balancer …` instead. Each deletion is logged at INFO
- * (the Service is gone, so no object carries an event) and counted in
- * `ankra_ccm_leaked_load_balancers_swept_total`.
+ * Deletes leaked load balancers: those labelled for this cluster (its name and its UID) whose Service no longer exists
+ * (its finalizer was stripped by hand, its namespace force-deleted while the controller was down, it was deleted during
+ * a restore). Once per period it lists this cluster's load balancers (one label-filtered list) and lets
+ * {@linkcode planSweep} decide: a load balancer is deleted only when its Service was absent from the synced store in two
+ * observations at least the drift period apart. A failed or incomplete list is no observation (nothing is swept during
+ * an API outage); a dry run reports `dry run: would delete leaked load balancer …` instead. Each deletion is logged at
+ * INFO (the Service is gone, so no object carries an event) and counted in
+ * `ankra_ccm_leaked_load_balancers_swept_total`. `sweepLeaked: false` (`--sweep-leaked-load-balancers=false`) leaves
+ * leaks alone.
+ *
+ * The same observation finds duplicates — several load balancers of this cluster for one Service or share group — and
+ * hands them to the {@linkcode DuplicateResolver}, whatever `sweepLeaked` says: one is kept, the others deleted.
  *
  * @module
  */
 import { CLUSTER_LABEL } from "../../ankra_names.ts";
 import type { LoadBalancerCalls } from "../../cloud/load_balancers.ts";
+import type { LoadBalancer } from "../../cloud/schemas.ts";
 import { isNotFound } from "../../cloud/errors.ts";
 import type { SyncedStore } from "../../kube/store.ts";
 import type { SlimService } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
 import { type LeakedLoadBalancer, planSweep } from "../../provider/service/leaked_load_balancers.ts";
-import { sharedGroupOf, sharedKey } from "../../provider/service/load_balancer_ownership.ts";
-import { shareKeyOf } from "../../provider/service/load_balancer_sharing.ts";
+import { sharedGroupOf } from "../../provider/service/load_balancer_ownership.ts";
+import { liveGroupKeys } from "../../provider/service/share_groups.ts";
 import { abortableSleep, whenAborted } from "../../runtime/abort.ts";
 import type { DryRunReport } from "../../runtime/dry_run.ts";
 import type { Counter, MetricsRegistry } from "../../runtime/metrics.ts";
+import type { EventSink } from "../../kube/events.ts";
+import { type DuplicatePass, DuplicateResolver } from "./duplicate_resolver.ts";
 
 /** What one sweep pass did (for tests and logs). */
 export interface SweepPass {
@@ -33,6 +40,8 @@ export interface SweepPass {
   pending: number;
   /** Load balancers deleted (or, in a dry run, reported) in this pass. */
   swept: string[];
+  /** What the pass did about duplicates. */
+  duplicates: DuplicatePass;
 }
 
 /** Options of {@linkcode LoadBalancerSweeper}. */
@@ -47,6 +56,10 @@ interface LoadBalancerSweeperOptions {
   clusterUid: string;
   /** `--load-balancer-drift-period`: the period of the sweep and the least time between its two observations. */
   periodMs: number;
+  /** `--sweep-leaked-load-balancers` (default true): false leaves leaked load balancers alone (duplicates still go). */
+  sweepLeaked?: boolean;
+  /** Where the events about duplicates go (on their Services). */
+  events?: EventSink;
   /** Set in a dry run: deletions are reported there and never sent. */
   dryRun?: DryRunReport;
   /** Where `ankra_ccm_leaked_load_balancers_swept_total` is registered; without it nothing is counted. */
@@ -74,16 +87,28 @@ export class LoadBalancerSweeper {
   readonly name = "load-balancer-sweeper";
   readonly #settings: LoadBalancerSweeperSettings;
   readonly #swept?: Counter;
+  readonly #duplicates: DuplicateResolver;
   #pending = new Map<string, LeakedLoadBalancer>();
   #failing = false;
 
-  /** Registers the swept counter when `metrics` is given; nothing is listed before `run`. */
+  /** Registers the counters when `metrics` is given; nothing is listed before `run`. */
   constructor(options: LoadBalancerSweeperOptions) {
     this.#settings = loadBalancerSweeperSettings(options);
-    this.#swept = options.metrics?.counter(
-      "ankra_ccm_leaked_load_balancers_swept_total",
-      "Load balancers of this cluster deleted because their Service no longer exists.",
-    );
+    if (options.sweepLeaked !== false) {
+      this.#swept = options.metrics?.counter(
+        "ankra_ccm_leaked_load_balancers_swept_total",
+        "Load balancers of this cluster deleted because their Service no longer exists.",
+      );
+    }
+    this.#duplicates = new DuplicateResolver({
+      cloud: options.cloud,
+      clusterName: options.clusterName,
+      clusterUid: options.clusterUid,
+      confirmAfterMs: options.periodMs,
+      events: options.events,
+      dryRun: options.dryRun,
+      metrics: options.metrics,
+    });
   }
 
   /** Sweeps once per period until `signal` aborts. */
@@ -108,29 +133,42 @@ export class LoadBalancerSweeper {
 
   async #sweep(signal?: AbortSignal): Promise<SweepPass> {
     const settings = this.#settings;
-    const skip = (reason: string): SweepPass => ({ observed: false, reason, pending: this.#pending.size, swept: [] });
+    const skip = (reason: string): SweepPass => ({
+      observed: false,
+      reason,
+      pending: this.#pending.size,
+      swept: [],
+      duplicates: { found: [], deleted: [], pending: this.#duplicates.pending },
+    });
     if (!settings.services.hasSynced) return skip("the Service store is not synced");
     let listed;
     try {
       listed = await settings.cloud.listLoadBalancers({ labels: { [CLUSTER_LABEL]: settings.clusterName } }, signal);
     } catch (cause) {
       if (signal?.aborted) throw cause;
-      if (!this.#failing) log.warn("could not list load balancers; not sweeping leaked ones", { error: cause });
+      if (!this.#failing) {
+        log.warn("could not list load balancers; not looking for leaked or duplicate ones", { error: cause });
+      }
       this.#failing = true;
       return skip("the list of load balancers failed");
     }
     this.#failing = false;
     if (listed.skipped.length > 0) return skip("the list of load balancers was incomplete");
-    const groups = new Set(
-      settings.services.store.list().flatMap((service) => {
-        const share = shareKeyOf(service);
-        return share ? [sharedKey(service.namespace, share)] : [];
-      }),
-    );
+    const at = this.#settings.now();
+    const swept = settings.sweepLeaked === false ? [] : await this.#sweepLeaked(listed.items, at, signal);
+    const duplicates = await this.#duplicates.observe(listed.items, () => settings.services.store.list(), at, signal);
+    return { observed: true, pending: this.#pending.size, swept, duplicates };
+  }
+
+  /** Sweeps the leaks of one complete observation; the ids deleted. */
+  async #sweepLeaked(loadBalancers: LoadBalancer[], at: number, signal?: AbortSignal): Promise<string[]> {
+    const settings = this.#settings;
+    // Share groups (`<namespace>.<key>`, `*.<key>` across namespaces) some Service is in, may be in, or last joined.
+    const groups = liveGroupKeys(settings.services.store.list());
     const exists = (key: string) =>
       sharedGroupOf(key) ? groups.has(key) : settings.services.store.get(key) !== undefined;
     const plan = planSweep(
-      { loadBalancers: listed.items, serviceExists: exists, at: this.#settings.now() },
+      { loadBalancers, serviceExists: exists, at },
       this.#pending,
       { clusterName: settings.clusterName, clusterUid: settings.clusterUid, confirmAfterMs: settings.periodMs },
     );
@@ -142,7 +180,7 @@ export class LoadBalancerSweeper {
       if (await this.#delete(leaked, signal)) swept.push(leaked.id);
       else this.#pending.set(leaked.id, leaked);
     }
-    return { observed: true, pending: this.#pending.size, swept };
+    return swept;
   }
 
   /** Deletes (or, in a dry run, reports) one leaked load balancer; false when it must be tried again. */

@@ -2,7 +2,8 @@
  * The facts a load balancer's placement needs, read at most every ten minutes however many Services are created:
  * a zone's capabilities (can it hold an HA pair?) and the account's private networks with the servers' legs on them
  * (which one do the nodes share, and what is each node's address there?), and the servers' public IPv6 addresses
- * (the IPv6 member address of a server without a leg there). A caller that found a node without an address asks
+ * (the IPv6 member address of a server without a leg there). (Node-address mode reads the servers' public addresses in
+ * the shared cloud view instead, which lists them every `--server-list-period`.) A caller that found a node without an address asks
  * again with a short `maxAgeMs`, so a server attached (or created) since is seen on the next look. A zone whose capabilities
  * the API will not tell (404, 405, 401, 403) is `unknown`, as the Go controller treats it.
  *
@@ -11,7 +12,6 @@
 import type { AnkraCloudClient, Network, ZoneCapabilities } from "../../cloud/client.ts";
 import { CloudApiError, isNotFound } from "../../cloud/errors.ts";
 import { DEFAULTS } from "../../defaults.ts";
-import type { PublicAddresses } from "../../provider/service/node_address_plan.ts";
 
 /** Options of {@linkcode PlacementFacts}. */
 interface PlacementFactsOptions {
@@ -30,13 +30,6 @@ interface Cached<T> {
   value: Promise<T>;
 }
 
-/** A server's public addresses as `list_servers` gives them. */
-interface ListedAddresses {
-  ipv6?: string;
-  ipv6IsPrivate: boolean;
-  ipv4?: string;
-}
-
 /** Cached placement facts. */
 export class PlacementFacts {
   readonly #cloud: Pick<AnkraCloudClient, "getZoneCapabilities" | "listNetworks" | "getNetwork" | "listServers">;
@@ -44,7 +37,7 @@ export class PlacementFacts {
   readonly #capabilities = new Map<string, Cached<ZoneCapabilities | "unknown">>();
   #networks?: Cached<Network[]>;
   readonly #network = new Map<string, Cached<Network | undefined>>();
-  #listed?: Cached<Map<string, ListedAddresses>>;
+  #listed?: Cached<Map<string, string>>;
 
   /** Creates an empty cache. */
   constructor(
@@ -108,33 +101,14 @@ export class PlacementFacts {
    * Each server's `public_ipv6` by server id (`list_servers`, every page; servers without one are absent).
    * Concurrent callers share one read.
    */
-  async publicIpv6(freshness: Freshness = {}): Promise<Map<string, string>> {
-    const servers = await this.#servers(freshness);
-    return new Map([...servers].flatMap(([id, server]) => (server.ipv6 ? [[id, server.ipv6]] : [])));
-  }
-
-  /**
-   * Each server's public addresses by server id (`list_servers`, every page, shared with
-   * {@linkcode PlacementFacts.publicIpv6}): its `public_ipv6` unless that is a ULA only Ankra Cloud reaches
-   * (`public_ipv6_is_private`), and its `public_ipv4`.
-   */
-  async publicAddresses(freshness: Freshness = {}): Promise<Map<string, PublicAddresses>> {
-    const servers = await this.#servers(freshness);
-    return new Map([...servers].map(([id, server]) => [id, {
-      ...(server.ipv6 && !server.ipv6IsPrivate ? { ipv6: server.ipv6 } : {}),
-      ...(server.ipv4 ? { ipv4: server.ipv4 } : {}),
-    }]));
-  }
-
-  /** The servers' public addresses as listed. Concurrent callers share one read. */
-  #servers(freshness: Freshness): Promise<Map<string, ListedAddresses>> {
+  publicIpv6(freshness: Freshness = {}): Promise<Map<string, string>> {
     if (this.#fresh(this.#listed, freshness)) return this.#listed.value;
     const value = this.#cloud.listServers().then((listed) =>
-      new Map(listed.items.map((server): [string, ListedAddresses] => [server.id, {
-        ipv6: server.public_ipv6 ?? undefined,
-        ipv6IsPrivate: server.public_ipv6_is_private,
-        ipv4: server.public_ipv4 ?? undefined,
-      }]))
+      new Map(
+        listed.items.flatMap((server): [string, string][] =>
+          server.public_ipv6 ? [[server.id, server.public_ipv6]] : []
+        ),
+      )
     );
     value.catch(() => (this.#listed = undefined));
     this.#listed = { at: performance.now(), value };

@@ -16,7 +16,7 @@ import { type LoadBalancerPlan, planServed, singleNodeMessage } from "../../prov
 import { loadBalancerKeyOf } from "../../provider/service/load_balancer_sharing.ts";
 import { notReady, servingState } from "../../provider/service/ready_condition.ts";
 import type { IngressStyle } from "../../provider/service/service_ingress.ts";
-import { FINALIZER, type ServiceIntent } from "../../provider/service/service_plan.ts";
+import { FINALIZER, type LoadBalancerIntent } from "../../provider/service/service_plan.ts";
 import type { ReconcileResult } from "../../runtime/work_queue.ts";
 import { DEFAULTS } from "../../defaults.ts";
 import type { CloudCallSender } from "../cloud_call_executor.ts";
@@ -66,7 +66,7 @@ export class ServiceApply {
   }
 
   /** Applies one pass's plan; the next look. The Ready state and a load balancer to track go into `report`. */
-  async apply(report: PassReport, intent: ServiceIntent, pass: PlannedPass): Promise<ReconcileResult> {
+  async apply(report: PassReport, intent: LoadBalancerIntent, pass: PlannedPass): Promise<ReconcileResult> {
     const { plan, placement } = pass;
     const service = report.service;
     report.planned(plan.events, "before");
@@ -78,10 +78,11 @@ export class ServiceApply {
         onCreated: (lb) => this.#directory.remember(intent.loadBalancerKey, lb, { document: "none" }),
       });
     } catch (cause) {
-      // Whatever failed (a 404 above all), the next pass reads the real load balancer; a create whose outcome is
-      // unknown is looked up by the API's label filter.
+      // Whatever failed (a 404 above all), the next pass reads the real load balancer; a create of the load balancer
+      // whose outcome is unknown (its answer unreadable or lost, a 5xx: it may exist) is looked up by the API's label
+      // filter before another is made.
       this.#directory.invalidate(intent.loadBalancerKey);
-      if (cause instanceof CloudApiError && cause.outcomeUnknown) {
+      if (cause instanceof CloudApiError && cause.outcomeUnknown && cause.operation === "create_load_balancer") {
         this.#directory.markUncertain(intent.loadBalancerKey);
       }
       throw report.failed(plan.membersOnly ? "update" : "ensure", cause);

@@ -2,8 +2,9 @@
  * The service controller, rebuilt for Ankra load balancers. It only schedules: it watches Services, Nodes and
  * EndpointSlices, queues the Services a change concerns, and runs one pass per Service at a time
  * ({@linkcode ServicePass}: decide, move, find, plan, apply, tell — or clean up). Services sharing a load balancer
- * (`load-balancer.ankra.cloud/share`) take turns: one pass of a namespace's sharing Services at a time, so no two plan
- * against the same load balancer at once.
+ * (`load-balancer.ankra.cloud/share`) take turns: one pass at a time of the Services with one share key, whatever
+ * their namespace (a group across namespaces is one key's), so no two plan against the same load balancer at once; a
+ * change of one of them looks at the others again (a consent given, a port freed).
  *
  * A load balancer that is still provisioning is handed to the {@linkcode ProvisioningTracker}; what it finds is
  * scheduled here — an address is written at once ({@linkcode ServicePass.served}), whatever the backlog of other
@@ -17,7 +18,8 @@ import { waitForEndpoints } from "../../kube/endpoint_slices.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import type { SlimService } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
-import { loadBalancerKeyOf, recordedShareOf, shareKeyOf } from "../../provider/service/load_balancer_sharing.ts";
+import { loadBalancerKeyOf, shareKeyOf } from "../../provider/service/load_balancer_sharing.ts";
+import { recordedGroupOf } from "../../provider/service/share_groups.ts";
 import { isLocalTraffic } from "../../provider/service/local_traffic.ts";
 import {
   nodeChangeMatters,
@@ -46,7 +48,7 @@ export class ServiceController {
   readonly #queue: WorkQueue;
   readonly #steps: PassSteps;
   readonly #pass: ServicePass;
-  /** The turn each namespace's sharing Services wait for (the end of the last pass queued). */
+  /** The turn the sharing Services of each share key wait for (the end of the last pass queued). */
   readonly #turns = new Map<string, Promise<void>>();
 
   /** Resolves the options once and creates the steps of its passes; {@linkcode ServiceController.run} starts it. */
@@ -98,16 +100,12 @@ export class ServiceController {
           (change.type === "updated" && serviceChangeMatters(change.old, change.object))
         ? change.old
         : undefined;
-      if (before && this.#steps.onNodes.onNodes(before)) {
-        // A node-address Service that goes or changes may free a port another one waits for.
-        for (const other of services.store.list()) {
-          if (objectKey(other) !== change.key && this.#wants(other) && this.#steps.onNodes.onNodes(other)) {
-            this.#queue.addAfter(objectKey(other), nodeBatchMs);
-          }
-        }
+      if (before && this.#onNodes(before)) {
+        for (const key of this.#nodeAddressPeers(change.key)) this.#queue.addAfter(key, nodeBatchMs);
       }
       if (change.type === "deleted") {
-        this.#steps.onNodes.forget(change.key);
+        this.#pass.forget(change.key);
+        for (const key of this.#sharers(change.key, shareKeys(change.old))) this.#queue.addAfter(key, nodeBatchMs);
         return;
       }
       if (change.type === "updated" && !serviceChangeMatters(change.old, change.object)) return;
@@ -115,12 +113,35 @@ export class ServiceController {
         this.#pass.readNext.add(change.key);
       }
       if (this.#relevant(change.object)) this.#queue.add(change.key);
+      // A Service added, deleted, or changed by its spec or annotations (a consent, a port, the group it joined).
+      if (
+        change.type === "added" || serviceChangeNeedsRead(change.old, change.object) ||
+        Boolean(change.old.deletionTimestamp) !== Boolean(change.object.deletionTimestamp)
+      ) {
+        const keys = [...shareKeys(change.object), ...(before ? shareKeys(before) : [])];
+        for (const key of this.#sharers(change.key, keys)) this.#queue.addAfter(key, nodeBatchMs);
+      }
     });
     nodes.onChange((change) => {
       if (signal.aborted) return;
       if (change.type === "updated" && !nodeChangeMatters(change.old, change.object)) return;
       for (const service of services.store.list()) {
         if (this.#wants(service)) this.#queue.addAfter(objectKey(service), nodeBatchMs);
+      }
+    });
+    // After every server list: when a node's server changed its public addresses, the node-address Services publish
+    // the new ones (their passes write nothing to Ankra Cloud, and nothing to a Service whose ingress stays).
+    // And when a node's server is about to go down (or no longer is), every Service looks again: the node drains
+    // from its load balancer or ingress before the server goes down.
+    this.#settings.servers.onRefresh(() => {
+      if (signal.aborted) return;
+      const moved = this.#steps.nodeAddresses.serversMoved();
+      if (this.#pass.serversListed()) {
+        for (const service of services.store.list()) {
+          if (this.#wants(service)) this.#queue.add(objectKey(service));
+        }
+      } else if (moved) {
+        for (const key of this.#nodeAddressPeers()) this.#queue.add(key);
       }
     });
     const version = await this.#settings.serverVersion();
@@ -145,12 +166,42 @@ export class ServiceController {
     await tracking;
   }
 
-  /** Reconciles one Service (`<namespace>/<name>`): one pass, in its namespace's turn when it shares. */
+  /** Reconciles one Service (`<namespace>/<name>`): one pass, in the turn of its share keys when it shares. */
   reconcile(key: string): Promise<ReconcileResult> {
     const service = this.#settings.services.store.get(key);
     if (!service) return Promise.resolve(undefined);
-    const shares = shareKeyOf(service) !== undefined || recordedShareOf(service) !== undefined;
-    return shares ? this.#inTurn(service.namespace, () => this.#reconcile(key)) : this.#reconcile(key);
+    const keys = [...new Set(shareKeys(service))].sort();
+    return keys.reduceRight<() => Promise<ReconcileResult>>(
+      (pass, shareKey) => () => this.#inTurn(shareKey, pass),
+      () => this.#reconcile(key),
+    )();
+  }
+
+  // Which other Services a change concerns (the watches above requeue them), each a named rule.
+
+  /** True when `service` is served on node addresses. */
+  #onNodes(service: SlimService): boolean {
+    return this.#pass.modeOf(service) === "node-addresses";
+  }
+
+  /**
+   * The node-address Services served here but `changed`: one that goes or changes may free a port another waits for,
+   * and a server's new public address concerns them all.
+   */
+  #nodeAddressPeers(changed?: string): string[] {
+    return this.#settings.services.store.list()
+      .filter((other) => objectKey(other) !== changed && this.#wants(other) && this.#onNodes(other))
+      .map(objectKey);
+  }
+
+  /** The other sharing Services of `keys` (any namespace) but `changed`: the change may concern them. */
+  #sharers(changed: string, keys: readonly string[]): string[] {
+    if (keys.length === 0) return [];
+    return this.#settings.services.store.list()
+      .filter((other) =>
+        objectKey(other) !== changed && this.#relevant(other) && shareKeys(other).some((k) => keys.includes(k))
+      )
+      .map(objectKey);
   }
 
   #reconcile(key: string): Promise<ReconcileResult> {
@@ -158,22 +209,24 @@ export class ServiceController {
     if (!service) return Promise.resolve(undefined);
     if (needsCleanup(service, this.#settings.loadBalancerClass, this.#classRule)) return this.#pass.cleanup(service);
     if (!this.#wants(service)) return Promise.resolve(undefined);
-    if (!this.#steps.onNodes.onNodes(service)) this.#steps.onNodes.forget(key);
     return this.#pass.ensure(service);
   }
 
-  /** Runs `pass` once every earlier pass queued for `namespace`'s sharing Services has ended. */
-  async #inTurn<T>(namespace: string, pass: () => Promise<T>): Promise<T> {
-    const before = this.#turns.get(namespace) ?? Promise.resolve();
+  /**
+   * Runs `pass` once every earlier pass queued for share key `shareKey` has ended. A pass holding several keys takes
+   * them in sorted order ({@linkcode ServiceController.reconcile}), so two passes never wait for each other.
+   */
+  async #inTurn<T>(shareKey: string, pass: () => Promise<T>): Promise<T> {
+    const before = this.#turns.get(shareKey) ?? Promise.resolve();
     const done = Promise.withResolvers<void>();
     const turn = before.then(() => done.promise);
-    this.#turns.set(namespace, turn);
+    this.#turns.set(shareKey, turn);
     await before;
     try {
       return await pass();
     } finally {
       done.resolve();
-      if (this.#turns.get(namespace) === turn) this.#turns.delete(namespace);
+      if (this.#turns.get(shareKey) === turn) this.#turns.delete(shareKey);
     }
   }
 
@@ -196,4 +249,9 @@ export class ServiceController {
     this.#queue.addAfter(key, this.#settings.driftCheckMs);
     this.#pass.served(service, summary).catch(() => this.#queue.add(key));
   }
+}
+
+/** The share keys a Service is concerned with: the one it names and the one it last joined (they differ while it moves). */
+function shareKeys(service: SlimService): string[] {
+  return [shareKeyOf(service), recordedGroupOf(service)?.key].filter((key): key is string => key !== undefined);
 }

@@ -8,6 +8,8 @@
  * @module
  */
 import type { AnkraCloudClient } from "../../cloud/client.ts";
+import type { CloudCallTarget } from "../cloud_call_executor.ts";
+import type { CloudView } from "../node/cloud_view.ts";
 import type { ReadyEndpoints } from "../../kube/endpoint_slices.ts";
 import type { EventSink } from "../../kube/events.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
@@ -25,30 +27,32 @@ import {
 } from "../../provider/service/reserved_ports.ts";
 
 /**
- * The Ankra Cloud operations the service controller and its steps call (the load balancer calls, the reads of
- * placement and edges, the request budget the tracker paces by, and token changes).
+ * The Ankra Cloud operations the service controller and its steps call: the calls a plan sends
+ * ({@linkcode CloudCallTarget}), the reads of load balancers, placement and edges, the request budget the tracker
+ * paces by, and token changes.
  */
-type ServiceCloud = Pick<
-  AnkraCloudClient,
-  | "listLoadBalancers"
-  | "getLoadBalancer"
-  | "createLoadBalancer"
-  | "updateLoadBalancer"
-  | "deleteLoadBalancer"
-  | "createBackend"
-  | "updateBackend"
-  | "deleteBackend"
-  | "replaceMembers"
-  | "createFrontend"
-  | "deleteFrontend"
-  | "getEdge"
-  | "updateEdge"
-  | "getZoneCapabilities"
-  | "listNetworks"
-  | "getNetwork"
-  | "listServers"
-  | "budget"
-  | "onTokenChange"
+type ServiceCloud =
+  & CloudCallTarget
+  & Pick<
+    AnkraCloudClient,
+    | "listLoadBalancers"
+    | "getLoadBalancer"
+    | "getEdge"
+    | "getZoneCapabilities"
+    | "listNetworks"
+    | "getNetwork"
+    | "listServers"
+    | "budget"
+    | "onTokenChange"
+  >;
+
+/**
+ * The account's servers as the shared cloud view knows them (`lib/controllers/node/cloud_view.ts`, listed every
+ * `--server-list-period`): node-address mode reads their public addresses there, and follows their changes.
+ */
+export type ServerView = Pick<
+  CloudView,
+  "server" | "refresh" | "synced" | "onRefresh" | "plannedChange" | "leaving"
 >;
 
 /** The nodes holding ready endpoints of each Service (`externalTrafficPolicy: Local`), as the controller reads them. */
@@ -62,6 +66,8 @@ export interface ServiceControllerOptions {
   serverVersion: () => Promise<string | undefined>;
   /** The Ankra Cloud operations it calls. */
   cloud: ServiceCloud;
+  /** The servers' public addresses (node-address mode), shared with the node controllers. */
+  servers: ServerView;
   /** The Services, read-only, and their changes. */
   services: WatchedStore<SlimService>;
   /** The Nodes, read-only, and their changes. */

@@ -13,7 +13,7 @@ import { isNotFound } from "../../cloud/errors.ts";
 import type { ServiceWriter } from "../../kube/service_writes.ts";
 import * as log from "../../log.ts";
 import type { EdgePlan } from "../../provider/service/edge_plan.ts";
-import { FINALIZER, type ServiceIntent } from "../../provider/service/service_plan.ts";
+import { FINALIZER, type LoadBalancerIntent } from "../../provider/service/service_plan.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import type { CloudCallSender } from "../cloud_call_executor.ts";
 import type { PassReport } from "./pass_report.ts";
@@ -75,7 +75,7 @@ export class ServiceEdge {
    * Apply: the finalizer and the edge record first (before anything is sent), the member update, the retirement of a
    * dedicated load balancer the Service had, the status; the plan's events go into `report` around them.
    */
-  async apply(report: PassReport, intent: ServiceIntent, planned: PlannedEdge): Promise<void> {
+  async apply(report: PassReport, intent: LoadBalancerIntent, planned: PlannedEdge): Promise<void> {
     const { edgeId, plan, recordChanges } = planned;
     const service = report.service;
     report.planned(plan.events, "before");

@@ -9,7 +9,7 @@
  * @module
  */
 import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
-import { FINALIZER, type ServiceIntent } from "../../provider/service/service_plan.ts";
+import { FINALIZER, type LoadBalancerIntent } from "../../provider/service/service_plan.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
 import type { FoundLoadBalancer, LoadBalancerDirectory } from "./load_balancer_directory.ts";
 import type { PassReport } from "./pass_report.ts";
@@ -39,7 +39,7 @@ export class ServiceLookup {
   }
 
   /** The Service's load balancer, or undefined when it has none yet (`fresh`: read the real one). */
-  find(report: PassReport, intent: ServiceIntent, fresh: boolean): Promise<FoundLoadBalancer | undefined> {
+  find(report: PassReport, intent: LoadBalancerIntent, fresh: boolean): Promise<FoundLoadBalancer | undefined> {
     const service = report.service;
     const named = intent.settings.loadBalancerId;
     if (named) return this.#findNamed(report, intent, named, fresh);
@@ -48,12 +48,13 @@ export class ServiceLookup {
       name: intent.loadBalancerName,
       mayExist: service.finalizers.includes(FINALIZER),
       fresh,
+      addresses: service.ingress.flatMap((ingress) => ingress.ip ? [ingress.ip] : []),
     });
   }
 
   async #findNamed(
     report: PassReport,
-    intent: ServiceIntent,
+    intent: LoadBalancerIntent,
     id: string,
     fresh: boolean,
   ): Promise<FoundLoadBalancer> {

@@ -1,22 +1,16 @@
 /**
  * One pass over a Service, as a table of contents of named steps ({@linkcode ServicePass.ensure}):
  *
- * 1. **decide** what the Service asks for (`servingIntent`: settings, ports, members, notices) — pure — and stop
+ * 1. **decide** what the Service asks for (`decideService`: how it is served — an Ankra load balancer or its nodes'
+ *    own addresses —, its settings, notices, serving nodes, within what it may name; nodes whose servers are about to
+ *    go down leave, told once per operation with a `DrainingNode` event) — pure, one value typed by mode — and stop
  *    where the user must act;
- * 2. **move**: leave an edge or a share group the Service no longer names, check it against the other Services of
- *    its share group and join it;
- * 3. **find** where it stands: its edge (read afresh), or its load balancer (`ServiceLookup`: no API call for a node
- *    change; a change of the Service, an earlier 404 and the drift check read the real one, and a missing one is made
- *    again) and where a new one goes (`LoadBalancerPlacement`: zone, network, pair or single VM; cached facts);
- * 4. **plan** the calls with their bodies, the status and the framework's events (`planEdge`, `planLoadBalancer`) —
- *    pure; on a shared load balancer the other Services' listeners are never touched;
- * 5. **apply** (`ServiceEdge.apply`, `ServiceApply.apply`): finalizer, calls, status — or, in a dry run, describe them;
+ * 2.–5. hand it to the way it is served, chosen once by that mode ({@linkcode ServingStrategy}):
+ *    `LoadBalancerServing` (move into its share group, find its load balancer or edge, plan the calls, apply) or
+ *    `NodeAddressServing` (move off what it left, publish its nodes' public addresses, no Ankra write); each owns
+ *    what it keeps between passes, and the other forgets the Service;
  * 6. **tell**, once, at the end: the notices, the events the plan and the steps decided, the failure the pass ended
  *    with (`ServiceReporter`), then the Ready condition (`ServiceReadiness`).
- *
- * A Service in node-address mode (`load-balancer.ankra.cloud/mode: node-addresses`, or the class
- * `ankra.cloud/node-addresses`) has no load balancer: after step 1, steps 3–5 are `ServiceOnNodes` (its nodes' public
- * addresses as its ingress, no Ankra write), and 6 as for any Service.
  *
  * And the pass over a Service whose load balancer must go ({@linkcode ServicePass.cleanup}: off its share group, then
  * its edge and its own load balancer, `ServiceCleanup`), and the one that writes an address the tracker saw
@@ -24,62 +18,44 @@
  *
  * @module
  */
-import { EDGE_IN_USE_ANNOTATION } from "../../ankra_names.ts";
 import type { LoadBalancer } from "../../cloud/client.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import { type SlimService } from "../../kube/slim.ts";
 import * as log from "../../log.ts";
-import { withinAllowedResources } from "../../provider/service/allowed_resources.ts";
-import { parseAnnotations } from "../../provider/service/annotations.ts";
-import type { LoadBalancerSettings } from "../../provider/service/annotations.ts";
-import { planEdge } from "../../provider/service/edge_plan.ts";
-import { handMadePortsNotice } from "../../provider/service/listener_plan.ts";
-import { immutableNotice, planLoadBalancer } from "../../provider/service/load_balancer_plan.ts";
-import { recordedShareOf } from "../../provider/service/load_balancer_sharing.ts";
-import { servingIntent } from "../../provider/service/local_traffic.ts";
-import { notReady, servingState, waitingState } from "../../provider/service/ready_condition.ts";
+import { type LoadBalancerSettings, parseAnnotations, type ServingMode } from "../../provider/service/annotations.ts";
+import { recordedGroupOf } from "../../provider/service/share_groups.ts";
+import { waitingState } from "../../provider/service/ready_condition.ts";
+import { decideService } from "../../provider/service/service_decision.ts";
 import { ingressIpMode, type IngressStyle, ingressStyle } from "../../provider/service/service_ingress.ts";
-import { MEMBERS_NOTICE_TOPIC, type ServiceIntent } from "../../provider/service/service_plan.ts";
+import {
+  MEMBERS_NOTICE_TOPIC,
+  type NodeFacts,
+  nodeFacts,
+  type ServiceIntent,
+} from "../../provider/service/service_plan.ts";
+import { servingModeOf } from "../../provider/service/serving_mode.ts";
+import { describePlannedChange, type SeenPlannedChange } from "../../provider/node/planned_change.ts";
 import type { ReconcileResult } from "../../runtime/work_queue.ts";
 import { WaitingForUser } from "../../runtime/waiting_for_user.ts";
-import { DEFAULTS } from "../../defaults.ts";
-import { clusterNameCollision, type FoundLoadBalancer } from "./load_balancer_directory.ts";
-import type { Placement } from "./load_balancer_placement.ts";
 import { PassReport } from "./pass_report.ts";
-import type { PlannedPass } from "./service_apply.ts";
 import type { ServiceControllerSettings } from "./service_controller_options.ts";
-import type { PlannedEdge } from "./service_edge.ts";
 import { failedState } from "./service_readiness.ts";
 import type { PassSteps } from "./service_steps.ts";
-
-/** Where a Service stands, as step 3 found it. */
-type Found =
-  | { on: "edge"; edgeId: string; edge: Awaited<ReturnType<PassSteps["edge"]["find"]>> }
-  | {
-    on: "load balancer";
-    /** Its load balancer, when it has one. */
-    found?: FoundLoadBalancer;
-    /** Where a new one goes, when it has none. */
-    placement?: Placement;
-    /** The members: each chosen node's addresses on the load balancer's network. */
-    members: ServiceIntent["members"];
-    /** On a shared load balancer: the listeners of the group's other Services (never touched). */
-    othersListeners?: ReadonlySet<string>;
-  };
-
-/** What step 4 planned. */
-type Planned = { on: "edge"; edge: PlannedEdge } | { on: "load balancer"; pass: PlannedPass };
 
 /** The passes over Services, and what they keep between passes. */
 export class ServicePass {
   readonly #settings: ServiceControllerSettings;
   readonly #steps: PassSteps;
-  /** Services whose next pass reads the real load balancer (the Service changed since its last read). */
-  readonly readNext = new Set<string>();
   /** False when the API server strips an ingress `ipMode` (before 1.30): none is published then. */
   ipModes = true;
-  /** The members draining on each Service's load balancer: listener → member → since (epoch ms). */
-  readonly #drains = new Map<string, Map<string, Map<string, number>>>();
+  /** The facts of the nodes as the node store's `version` last had them. */
+  #facts?: { version: number; facts: NodeFacts };
+  /** The nodes whose servers are about to go down (a planned stop or delete), as the last server list had them. */
+  #leaving = new Map<string, SeenPlannedChange>();
+  /** Their names, as the decision reads them. */
+  #leavingNames: ReadonlySet<string> = new Set();
+  /** The announcing operations each Service was already told of, by Service key. */
+  readonly #told = new Map<string, Set<string>>();
 
   /** Creates the passes over `steps`. */
   constructor(settings: ServiceControllerSettings, steps: PassSteps) {
@@ -87,15 +63,65 @@ export class ServicePass {
     this.#steps = steps;
   }
 
+  /** How `service` is served (the mode rule, with `--default-load-balancer-mode`; invalid annotations count as unset). */
+  modeOf(service: SlimService): ServingMode {
+    return servingModeOf(service, this.#settings.defaults.mode);
+  }
+
+  /** Services whose next pass reads the real load balancer (the Service changed since its last read). */
+  get readNext(): Set<string> {
+    return this.#steps.loadBalancers.readNext;
+  }
+
+  /** Both ways of serving forget what they keep of the Service `key` (it is gone). */
+  forget(key: string): void {
+    this.#steps.loadBalancers.forget(key);
+    this.#steps.nodeAddresses.forget(key);
+    this.#told.delete(key);
+  }
+
   /**
-   * How `service`'s ingress is written: its primary family first, and the `ipMode` its `settings` ask for when the
-   * API server keeps the field ({@linkcode ServicePass.ipModes}); none without settings (invalid annotations).
+   * After a server list: which nodes' servers are about to go down (their active operation is a pending or running
+   * `server.stop` or `server.delete`) or are down (`stopping`, `stopped`, `deleting`): from the list itself, no call
+   * of its own. True when that changed: every Service looks again, so such a node drains from its load balancer or
+   * ingress before the server goes down, and stays out while it is down.
    */
-  ingressStyle(service: SlimService, settings: LoadBalancerSettings | undefined): IngressStyle {
-    if (settings && this.#steps.onNodes.onNodes(service)) {
-      return ingressStyle(service, this.ipModes ? "VIP" : undefined);
+  serversListed(): boolean {
+    // Every node whose server leaves by the one rule — also one already down (its stop done, announced or not), or a
+    // node drained for an announced stop would come back as a member once its operation is gone from the list —; the
+    // announced ones with their operation, for the Services' events.
+    const leaving = new Map<string, SeenPlannedChange>();
+    const names = new Set<string>();
+    for (const node of this.#settings.nodes.store.list()) {
+      if (!this.#settings.servers.leaving(node)) continue;
+      names.add(node.name);
+      const change = this.#settings.servers.plannedChange(node);
+      if (change?.kind === "leaving") leaving.set(node.name, change);
     }
-    return ingressStyle(service, this.ipModes && settings ? ingressIpMode(settings) : undefined);
+    const changed = leaving.size !== this.#leaving.size ||
+      [...leaving].some(([name, change]) => this.#leaving.get(name)?.operationId !== change.operationId) ||
+      names.size !== this.#leavingNames.size || [...names].some((name) => !this.#leavingNames.has(name));
+    this.#leaving = leaving;
+    this.#leavingNames = names;
+    if (changed) {
+      // What each Service was told of stays only for the operations still announced.
+      const current = new Set([...leaving.values()].map((change) => change.operationId));
+      for (const [key, told] of this.#told) {
+        for (const id of told) if (!current.has(id)) told.delete(id);
+        if (told.size === 0) this.#told.delete(key);
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * How `service`'s ingress is written in `mode`: its primary family first; `ipMode` VIP on node addresses, and on a
+   * load balancer the one its `settings` ask for — when the API server keeps the field ({@linkcode ServicePass.ipModes})
+   * and the settings are valid.
+   */
+  ingressStyle(service: SlimService, settings: LoadBalancerSettings | undefined, mode: ServingMode): IngressStyle {
+    if (!this.ipModes || !settings) return ingressStyle(service, undefined);
+    return ingressStyle(service, mode === "node-addresses" ? "VIP" : ingressIpMode(settings));
   }
 
   /** A pass over a Service that wants a load balancer (see the module documentation); the next look. */
@@ -113,9 +139,9 @@ export class ServicePass {
   }
 
   async #ensure(report: PassReport): Promise<ReconcileResult> {
-    const steps = this.#steps;
+    const { service } = report;
     // 1. Decide what the Service asks for; stop where the user must act.
-    const intent = this.#intent(report.service);
+    const intent = this.#decide(service);
     // The members' notice waits for the members: on a network they are the servers' addresses there (step 3).
     report.notices(intent.notices.filter((n) => n.topic !== MEMBERS_NOTICE_TOPIC));
     if (intent.waitFor) {
@@ -126,172 +152,75 @@ export class ServicePass {
     if (intent.noNodes) {
       report.event("service", "Warning", "UnAvailableLoadBalancer", "There are no available nodes for LoadBalancer");
     }
-    if (intent.mode === "node-addresses") {
-      // Node-address mode: off an edge or share group it left, then the nodes' own addresses (no load balancer).
-      try {
-        if (await this.#leave(report, intent)) return { requeueAfterMs: this.#settings.provisioningPollMs };
-        return await this.#steps.onNodes.ensure(report, intent, this.ingressStyle(report.service, intent.settings));
-      } catch (cause) {
-        throw report.failed("ensure", cause);
-      }
-    }
-    const fresh = this.readNext.delete(intent.key);
+    this.#tellLeaving(report, intent);
+    // 2.–5. The way it is served, chosen by its mode; the other way forgets it.
+    const style = this.ingressStyle(service, intent.settings, intent.mode);
     try {
-      // 2. Move: off what it no longer names, into the share group it names.
-      if (await this.#leave(report, intent)) return { requeueAfterMs: this.#settings.provisioningPollMs };
-      // 3. Find where it stands.
-      const found = await this.#find(report, intent, fresh);
-      if (!found) {
-        report.state = notReady("WaitingForNodes", `waiting for ${intent.pendingNodes} node(s) to be initialised`);
-        return { requeueAfterMs: DEFAULTS.waitingForNodesRecheckMs };
+      if (intent.mode === "node-addresses") {
+        this.#steps.loadBalancers.forget(intent.key);
+        return await this.#steps.nodeAddresses.ensure(report, intent, style);
       }
-      // 4. Plan.
-      const planned = this.#plan(report, intent, found);
-      // 5. Apply.
-      if (planned.on === "edge") {
-        await steps.edge.apply(report, intent, planned.edge);
-        const { edgeId, plan } = planned.edge;
-        report.state = plan.served
-          ? servingState(`edge ${edgeId}`)
-          : notReady("Creating", `edge ${edgeId} has no address yet`);
-        return { requeueAfterMs: plan.served ? this.#settings.driftCheckMs : this.#settings.provisioningPollMs };
-      }
-      return await this.#apply(report, intent, planned.pass);
+      this.#steps.nodeAddresses.forget(intent.key);
+      return await this.#steps.loadBalancers.ensure(report, intent, style);
     } catch (cause) {
-      if (fresh) this.readNext.add(intent.key);
       throw report.failed("ensure", cause);
     }
   }
 
-  /** What the Service asks for, within what it may name. */
-  #intent(service: SlimService): ServiceIntent {
+  /** The nodes' facts every decision reads, derived again only once the node store changed. */
+  #nodeFacts(): NodeFacts {
+    const store = this.#settings.nodes.store;
+    if (this.#facts?.version !== store.version) {
+      this.#facts = { version: store.version, facts: nodeFacts(store.list()) };
+    }
+    return this.#facts.facts;
+  }
+
+  /** Tells the Service, once per operation, which of its nodes leave because their servers are about to go down. */
+  #tellLeaving(report: PassReport, intent: ServiceIntent): void {
+    for (const name of intent.leaving ?? []) {
+      const change = this.#leaving.get(name);
+      if (!change) continue;
+      const told = this.#told.get(intent.key) ?? new Set<string>();
+      if (told.has(change.operationId)) continue;
+      told.add(change.operationId);
+      this.#told.set(intent.key, told);
+      const from = intent.mode === "node-addresses" ? "its ingress" : "its load balancer";
+      const drain = this.#settings.memberDrainMs;
+      report.event(
+        "provider",
+        "Normal",
+        "DrainingNode",
+        `node ${name} leaves ${from} before its server ${change.serverId} goes down (${
+          describePlannedChange(change)
+        })` +
+          (drain > 0 ? `: it drains for ${Math.round(drain / 1000)} s, taking no new connections` : ""),
+      );
+    }
+  }
+
+  /** Step 1: what the Service asks for, within what it may name. */
+  #decide(service: SlimService): ServiceIntent {
     const settings = this.#settings;
-    const asked = servingIntent(service, settings.nodes.store.list(), {
+    return decideService(service, this.#nodeFacts(), {
       clusterName: settings.clusterName,
       clusterUid: settings.clusterUid,
       loadBalancerClass: settings.loadBalancerClass,
       defaults: settings.defaults,
       readyNodes: settings.endpoints?.readyNodes(objectKey(service)),
+      allowed: settings.allowedResources,
+      leaving: this.#leavingNames,
     });
-    return withinAllowedResources(asked, settings.allowedResources);
-  }
-
-  /**
-   * Leaves an edge and a share group the Service no longer names, then checks it against the share group it names
-   * (a conflict waits for the user) and joins it. True while the group's load balancer is being deleted (look again).
-   */
-  async #leave(report: PassReport, intent: ServiceIntent): Promise<boolean> {
-    const { service } = report;
-    const steps = this.#steps;
-    const recordedEdge = service.annotations[EDGE_IN_USE_ANNOTATION];
-    if (recordedEdge && recordedEdge !== intent.settings.edgeId) await steps.edges.leave(service, recordedEdge);
-    const recordedShare = recordedShareOf(service);
-    if (recordedShare && recordedShare !== intent.settings.share) {
-      if (await steps.share.leave(report, recordedShare)) return true;
-    }
-    return false;
-  }
-
-  /** Step 3: the edge, or the load balancer and the placement of a new one; undefined while nodes initialise. */
-  async #find(report: PassReport, intent: ServiceIntent, fresh: boolean): Promise<Found | undefined> {
-    const { service } = report;
-    const steps = this.#steps;
-    if (intent.settings.edgeId) {
-      report.notices(intent.notices.filter((n) => n.topic === MEMBERS_NOTICE_TOPIC));
-      const edgeId = intent.settings.edgeId;
-      return { on: "edge", edgeId, edge: await steps.edge.find(edgeId) };
-    }
-    let othersListeners: ReadonlySet<string> | undefined;
-    if (intent.settings.share) {
-      othersListeners = steps.share.check(service, intent, intent.settings.share).claimedByOthers;
-      await steps.share.join(report, intent, intent.settings.share);
-    }
-    // Its load balancer: the real one when the Service changed; the one it names, if it names one.
-    const found = await steps.lookup.find(report, intent, fresh);
-    if (found?.foreign) throw clusterNameCollision(found.lb, this.#settings.driftCheckMs);
-    if (found?.lb.state === "deleting") {
-      throw new Error(`load balancer ${found.lb.id} is being deleted; a new one is created once it is gone`);
-    }
-    // A new one's place; the members are the nodes' addresses on the load balancer's network.
-    const placement = found ? undefined : await steps.placement.place(service, intent);
-    if (!found && !placement) return undefined;
-    const placed = placement ??
-      (found?.lb.network_id ? await steps.placement.onNetwork(service, intent, found.lb.network_id) : undefined);
-    report.notices(placed?.notices ?? intent.notices.filter((n) => n.topic === MEMBERS_NOTICE_TOPIC));
-    return { on: "load balancer", found, placement, members: placed?.members ?? intent.members, othersListeners };
-  }
-
-  /** Step 4, pure but for the notices it adds: the edge's member update, or the load balancer's calls. */
-  #plan(report: PassReport, intent: ServiceIntent, found: Found): Planned {
-    const { service } = report;
-    const settings = this.#settings;
-    const ensuringOpen = this.#steps.reporter.ensuringOpen(service);
-    const style = this.ingressStyle(service, intent.settings);
-    if (found.on === "edge") {
-      const recordChanges = service.annotations[EDGE_IN_USE_ANNOTATION] !== found.edgeId;
-      const plan = planEdge(found.edge, intent, {
-        currentIngress: service.ingress,
-        ensuringOpen,
-        recordChanges,
-        ingressStyle: style,
-      });
-      if (!plan.ok) throw new WaitingForUser("SyncLoadBalancerFailed", plan.problem);
-      return { on: "edge", edge: { edgeId: found.edgeId, plan, recordChanges } };
-    }
-    const current = found.found;
-    const plan = planLoadBalancer({
-      intent: { ...intent, members: found.members, othersListeners: found.othersListeners },
-      currentIngress: service.ingress,
-      ingressStyle: style,
-      target: current ? { existing: current.lb } : { create: found.placement!.create },
-      ensuringOpen,
-      adopt: current?.unlabelled ? { labels: intent.labels } : undefined,
-      drain: {
-        periodMs: settings.memberDrainMs,
-        now: Date.now(),
-        draining: this.#drains.get(intent.key) ?? new Map(),
-      },
-    });
-    if (current) {
-      report.notices([
-        immutableNotice(current.lb, intent.settings, settings.defaults.networkId),
-        handMadePortsNotice(current.lb, intent),
-      ]);
-    }
-    if (settings.dryRun && current && plan.calls.length === 0 && !plan.ingress) {
-      settings.dryRun.note(
-        "service",
-        intent.key,
-        `adopt load balancer ${current.lb.id} (${current.lb.name}); no change`,
-      );
-    }
-    return { on: "load balancer", pass: { plan, current: current?.lb, placement: found.placement } };
-  }
-
-  /** Step 5 over the Service's own load balancer, or the one it shares; keeps the members draining. */
-  async #apply(report: PassReport, intent: ServiceIntent, pass: PlannedPass): Promise<ReconcileResult> {
-    const result = await this.#steps.apply.apply(report, intent, pass);
-    const { drain } = pass.plan;
-    // Members draining: remembered once sent, and a pass is due when the first drain ends.
-    if (drain.draining.size > 0) this.#drains.set(intent.key, drain.draining);
-    else this.#drains.delete(intent.key);
-    if (drain.nextAtMs !== undefined && result) {
-      const dueInMs = Math.max(0, drain.nextAtMs - Date.now());
-      result.requeueAfterMs = Math.min(result.requeueAfterMs, dueInMs);
-    }
-    if (intent.noNodes) report.state = notReady("NoEligibleNodes", "There are no available nodes for LoadBalancer");
-    return result;
   }
 
   /** A pass over a Service whose load balancer must go; the next look. */
   async cleanup(service: SlimService): Promise<ReconcileResult> {
     const report = new PassReport(service);
     const key = objectKey(service);
-    this.#drains.delete(key);
-    this.#steps.placement.forget(key);
+    this.forget(key);
     let outcome;
     try {
-      const recordedShare = recordedShareOf(service);
+      const recordedShare = recordedGroupOf(service);
       if (recordedShare) {
         try {
           if (await this.#steps.share.leave(report, recordedShare)) {
@@ -320,7 +249,7 @@ export class ServicePass {
     try {
       await this.#steps.apply.served(report, summary, {
         ensuringOpen: this.#steps.reporter.ensuringOpen(service),
-        ingressStyle: this.ingressStyle(service, parsed.ok ? parsed.settings : undefined),
+        ingressStyle: this.ingressStyle(service, parsed.ok ? parsed.settings : undefined, "load-balancer"),
       });
     } catch (cause) {
       log.warn("could not write the Service's address; the next pass retries", {

@@ -20,11 +20,14 @@ import { ServiceLookup } from "./service_lookup.ts";
 import { ServiceReadiness } from "./service_readiness.ts";
 import { ServiceReporter } from "./service_reporter.ts";
 import { ServiceShare } from "./service_share.ts";
-import { ServiceOnNodes } from "./service_on_nodes.ts";
+import { NodeAddressServing } from "./node_address_serving.ts";
+import { LoadBalancerServing } from "./load_balancer_serving.ts";
+import { ServiceMove } from "./service_move.ts";
 
 /**
  * The steps of a pass, each built once from the controller's settings: none is handed another through a closure,
- * and each imports only the steps below it (edge → cleanup → edge membership; lookup, share and cleanup → directory).
+ * and each imports only the steps below it (edge → cleanup → edge membership; lookup, share and cleanup → directory;
+ * the two ways of serving → the steps they go through).
  */
 export interface PassSteps {
   /** Find: where each Service's load balancer is. */
@@ -51,8 +54,10 @@ export interface PassSteps {
   reporter: ServiceReporter;
   /** Writes the Ready condition of each pass. */
   readiness: ServiceReadiness;
-  /** Find, plan and apply in node-address mode (no load balancer). */
-  onNodes: ServiceOnNodes;
+  /** Serving on Ankra load balancers: move, find, plan and apply. */
+  loadBalancers: LoadBalancerServing;
+  /** Serving on node addresses (no load balancer): move, find, plan and apply. */
+  nodeAddresses: NodeAddressServing;
 }
 
 /** Builds the steps of the passes of a controller with `settings`. */
@@ -73,45 +78,50 @@ export function passSteps(settings: ServiceControllerSettings): PassSteps {
     edges,
     deletePollMs: provisioningPollMs,
   });
+  const lookup = new ServiceLookup({ directory, cleanup, recheckAfterMs: driftCheckMs });
+  const placement = new LoadBalancerPlacement({ facts, defaults: settings.defaults, dryRun: settings.dryRun });
+  const edge = new ServiceEdge({ cloud, send, writes, cleanup });
+  const share = new ServiceShare({
+    services: settings.services.store,
+    directory,
+    cleanup,
+    send,
+    writes,
+    clusterName,
+    clusterUid,
+    loadBalancerClass: settings.loadBalancerClass,
+    classRule: { requireClass: settings.requireLoadBalancerClass },
+  });
+  const apply = new ServiceApply({ writes, directory, send, driftCheckMs, dryRun: settings.dryRun !== undefined });
+  const reporter = new ServiceReporter(settings);
+  const move = new ServiceMove({ edges, share });
   return {
     directory,
-    lookup: new ServiceLookup({ directory, cleanup, recheckAfterMs: driftCheckMs }),
-    placement: new LoadBalancerPlacement({
-      facts,
-      defaults: settings.defaults,
-      dryRun: settings.dryRun,
-    }),
-    edge: new ServiceEdge({ cloud, send, writes, cleanup }),
+    lookup,
+    placement,
+    edge,
     edges,
-    share: new ServiceShare({
-      services: settings.services.store,
-      directory,
-      cleanup,
-      send,
-      writes,
-      clusterName,
-      clusterUid,
-      loadBalancerClass: settings.loadBalancerClass,
-      classRule: { requireClass: settings.requireLoadBalancerClass },
-    }),
-    apply: new ServiceApply({ writes, directory, send, driftCheckMs, dryRun: settings.dryRun !== undefined }),
+    share,
+    apply,
     cleanup,
     send,
     tracker,
-    reporter: new ServiceReporter(settings),
+    reporter,
     readiness: new ServiceReadiness(writes),
-    onNodes: new ServiceOnNodes({
-      facts,
+    loadBalancers: new LoadBalancerServing(settings, { move, share, lookup, placement, edge, apply, reporter }),
+    nodeAddresses: new NodeAddressServing({
+      servers: settings.servers,
       nodes: settings.nodes.store,
       services: settings.services.store,
       writes,
       cleanup,
+      move,
       clusterName,
       deletePollMs: provisioningPollMs,
       reserved: settings.reservedPorts,
       memberDrainMs: settings.memberDrainMs,
       driftCheckMs,
-      defaultMode: settings.defaults.mode ?? "load-balancer",
+      defaultMode: settings.defaults.mode,
     }),
   };
 }

@@ -55,7 +55,7 @@ export function serverAddresses(server: AddressSource, legs: LegSource[]): NodeA
 }
 
 /** Keeps the kubelet's Hostname entries when the cloud gives none (the framework's rule). */
-export function withKubeletHostname(cloud: NodeAddress[], existing: NodeAddress[]): NodeAddress[] {
+export function withKubeletHostname(cloud: NodeAddress[], existing: readonly NodeAddress[]): NodeAddress[] {
   if (cloud.some((a) => a.type === "Hostname")) return cloud;
   return [...cloud, ...existing.filter((a) => a.type === "Hostname")];
 }
@@ -89,6 +89,6 @@ export function applyProvidedNodeIp(cloud: NodeAddress[], providedNodeIp: string
 }
 
 /** True when two address lists are equal as lists (order matters). */
-export function sameAddresses(a: NodeAddress[], b: NodeAddress[]): boolean {
+export function sameAddresses(a: readonly NodeAddress[], b: readonly NodeAddress[]): boolean {
   return a.length === b.length && a.every((x, i) => x.type === b[i].type && x.address === b[i].address);
 }

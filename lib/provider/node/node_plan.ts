@@ -1,8 +1,9 @@
 /**
  * What a node should look like once linked to its server, and what the cloud-node controller writes to get it there
- * ({@linkcode planNode}): providerID, instance-type/zone/region labels (with their beta twins), addresses, the
- * `uninitialized` taint removed; which node changes call for a pass ({@linkcode nodeChangeNeedsPass}); and the taints
- * the node controllers manage. Pure functions over slim nodes and what the cloud says.
+ * ({@linkcode planNode}): providerID, instance-type/zone/region labels (with their beta twins), the server's labels
+ * when `--node-labels-from-server` selects them (`server_labels.ts`), addresses, the `uninitialized` taint removed;
+ * which node changes call for a pass ({@linkcode nodeChangeNeedsPass}); and the taints the node controllers manage.
+ * Pure functions over slim nodes and what the cloud says.
  *
  * @module
  */
@@ -18,6 +19,7 @@ import {
 import { keepKubeProxyNodeIps } from "./kube_proxy_node_ips.ts";
 import { formatProviderId } from "../provider_id.ts";
 import { hostnameCandidates, type ServerMatch } from "../server_match.ts";
+import { planServerLabels, type ServerLabelSelector, type SkippedServerLabel } from "./server_labels.ts";
 
 /** The taint a kubelet with `--cloud-provider=external` registers its node with. */
 export const UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized";
@@ -92,6 +94,8 @@ export interface NodeServerFacts {
     public_ipv6?: string | null;
     public_ipv6_is_private?: boolean;
     public_ipv4?: string | null;
+    /** Its Ankra labels (copied when `--node-labels-from-server` selects them). */
+    labels?: Record<string, string>;
   };
   /** Its private legs. */
   interfaces: LegSource[];
@@ -103,8 +107,8 @@ export interface NodeServerFacts {
 interface NodeInitialisation {
   /** `ankracloud://<zone>/<server-id>`. */
   providerID: string;
-  /** The topology labels to set. */
-  labels: Record<string, string>;
+  /** The labels to set (a value) or remove (`null`): topology labels and server labels. */
+  labels: Record<string, string | null>;
   /** The taint to remove ({@linkcode UNINITIALIZED_TAINT}). */
   taintKey: string;
 }
@@ -115,15 +119,28 @@ interface NodeInitialisation {
  *   `waits` when the node is still uninitialised (it keeps its taint until the user acts);
  * - `update`: the writes, in order — `addresses` (replace the list; kube-proxy's node IPs kept where the server still
  *   has them, `kube_proxy_node_ips.ts`) when they differ, then `initialise` for a node
- *   that still carries the `uninitialized` taint, else `labels` (the topology labels that changed). Nothing set:
- *   the node is in step.
+ *   that still carries the `uninitialized` taint, else `labels` (the topology labels that changed, and the server
+ *   labels to set or remove, `null` removing one). Nothing set: the node is in step. `skippedLabels`: selected server
+ *   labels that cannot be Kubernetes labels (each gets a Warning event), whatever else the plan holds.
  */
 type NodePlan =
   | { kind: "refused"; reason: "NodeIPNotFound"; message: string; waits: boolean }
-  | { kind: "update"; addresses?: NodeAddress[]; initialise?: NodeInitialisation; labels?: Record<string, string> };
+  | {
+    kind: "update";
+    addresses?: NodeAddress[];
+    initialise?: NodeInitialisation;
+    labels?: Record<string, string | null>;
+    skippedLabels?: SkippedServerLabel[];
+  };
+
+/** What the node controller's flags add to a plan. */
+interface NodePlanOptions {
+  /** `--node-labels-from-server`: the server labels copied onto the node; undefined copies none (and removes none). */
+  serverLabels?: ServerLabelSelector;
+}
 
 /** Plans one pass of the cloud-node controller over `node`, whose server is `facts` (see {@linkcode NodePlan}). */
-export function planNode(node: SlimNode, facts: NodeServerFacts): NodePlan {
+export function planNode(node: SlimNode, facts: NodeServerFacts, options: NodePlanOptions = {}): NodePlan {
   const { server } = facts;
   const metadata: InstanceMetadata = {
     providerID: formatProviderId({ zone: server.zone, serverId: server.id }),
@@ -145,7 +162,12 @@ export function planNode(node: SlimNode, facts: NodeServerFacts): NodePlan {
   const plan: NodePlan = { kind: "update" };
   const written = keepKubeProxyNodeIps(node.addresses, provided.addresses);
   if (!sameAddresses(node.addresses, written)) plan.addresses = written;
-  const labels = labelChanges(node, metadata);
+  const labels: Record<string, string | null> = labelChanges(node, metadata);
+  if (options.serverLabels) {
+    const copied = planServerLabels(node.labels, server.labels ?? {}, options.serverLabels);
+    Object.assign(labels, copied.changes);
+    if (copied.skipped.length > 0) plan.skippedLabels = copied.skipped;
+  }
   if (initialising) plan.initialise = { providerID: metadata.providerID, labels, taintKey: UNINITIALIZED_TAINT };
   else if (Object.keys(labels).length > 0) plan.labels = labels;
   return plan;

@@ -24,3 +24,9 @@ export function serverPresence(state: string): ServerPresence {
       return { exists: true, shutdown: false };
   }
 }
+
+/** True when a server in `state` answers nothing: shut down (`stopping`, `stopped`) or being deleted (`deleting`). */
+export function serverDown(state: string): boolean {
+  const presence = serverPresence(state);
+  return presence.shutdown || !presence.exists;
+}

@@ -105,7 +105,7 @@ function describeDisallowed(disallowed: DisallowedResource[]): string {
  * changed). Otherwise `intent` as it is. A Service whose annotations are invalid keeps its `InvalidAnnotation`
  * (its settings are the defaults then, which name nothing).
  */
-export function withinAllowedResources(intent: ServiceIntent, allowed: AllowedResources): ServiceIntent {
+export function withinAllowedResources<I extends ServiceIntent>(intent: I, allowed: AllowedResources): I {
   const disallowed = disallowedResources(intent.settings, allowed);
   if (disallowed.length === 0) return intent;
   const notice: Notice = {

@@ -55,6 +55,11 @@ export interface LoadBalancerSettings {
   loadBalancerId?: string;
   /** Share one load balancer with the Services of the namespace that name the same key. */
   share?: string;
+  /**
+   * The other namespaces whose Services this one lets into its share group (`*`: every namespace); undefined: its
+   * group stays within its namespace.
+   */
+  shareNamespaces?: { all: boolean; names: string[] };
   /** How the Service is served (`mode`); undefined: the controller's `--default-load-balancer-mode`. */
   mode?: ServingMode;
   /** An HA pair (true) or a single VM (false) for a new load balancer; undefined: the zone rule and the default. */
@@ -173,7 +178,8 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     values: "a key: 1-32 lower-case letters, digits and inner '-'",
     default: "none: the Service has a load balancer of its own",
     meaning:
-      "Services of one namespace with the same key share one load balancer (one address), each Service's ports " +
+      "Services of one namespace with the same key share one load balancer (one address; across namespaces with " +
+      "share-namespaces), each Service's ports " +
       "its own frontends and backends (health checks and externalTrafficPolicy stay per Service); a port another " +
       "sharing Service already uses, or an ipv4, network-id or zone that disagrees with the earliest sharing " +
       "Service's, is refused with a Warning naming it. The last Service to go deletes the load balancer",
@@ -186,6 +192,31 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = [
     check(settings) {
       if (settings.edgeId) return `cannot be combined with ${ANNOTATION_PREFIX}edge`;
       if (settings.loadBalancerId) return `cannot be combined with ${ANNOTATION_PREFIX}load-balancer-id`;
+    },
+  },
+  {
+    name: "share-namespaces",
+    values: "comma-separated namespace names, or * for every namespace",
+    default: "none: the share group stays within the namespace",
+    meaning: "lets the Services of these namespaces with the same share key into this Service's share group: a " +
+      "Service joins a group across namespaces only when every Service of the group allows its namespace and it " +
+      "allows theirs (else a Warning names the side that did not), on one load balancer named " +
+      "k8s-<cluster>-shared-<key>, labelled ccm.ankra.cloud/shared=*.<key> (an existing group's load balancer is " +
+      "relabelled, its address kept); one such group per share key in the cluster. Ports, settings and the last " +
+      "Service deleting it as for share",
+    read(value, settings) {
+      const names = value.split(",").map((name) => name.trim());
+      if (names.length === 1 && names[0] === "*") {
+        settings.shareNamespaces = { all: true, names: [] };
+        return;
+      }
+      if (names.some((name) => !/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(name))) {
+        return "must be comma-separated namespace names (lower-case letters, digits and inner '-'), or *";
+      }
+      settings.shareNamespaces = { all: false, names };
+    },
+    check(_settings, given) {
+      if (!given.has("share")) return `needs ${ANNOTATION_PREFIX}share`;
     },
   },
   {
@@ -398,6 +429,14 @@ export function defaultSettings(options: { sessionAffinity?: string } = {}): Loa
  */
 export function preservesOnDelete(annotations: Record<string, string>): boolean {
   return parseGoBoolean(annotations[ANNOTATION_PREFIX + "preserve-on-delete"]?.trim() ?? "") === true;
+}
+
+/**
+ * The load balancer id the Service names in `load-balancer.ankra.cloud/load-balancer-id` (pinned by the user), read
+ * alone and unchecked, so a Service whose annotations became invalid still protects the one it names.
+ */
+export function pinnedLoadBalancerId(annotations: Record<string, string>): string | undefined {
+  return annotations[ANNOTATION_PREFIX + "load-balancer-id"]?.trim() || undefined;
 }
 
 /** Parses a Service's annotations with {@linkcode ANNOTATIONS}; every problem is reported, nothing is half-applied. */

@@ -12,7 +12,7 @@ import type { CloudCall } from "./cloud_calls.ts";
 import { edgeMemberName } from "./load_balancer_names.ts";
 import { passEvents, type PlannedEvent } from "./load_balancer_plan.ts";
 import { type Ingress, type IngressStyle, orderedIngress, sameIngress } from "./service_ingress.ts";
-import type { ServiceIntent } from "./service_plan.ts";
+import type { LoadBalancerIntent } from "./service_plan.ts";
 import { DEFAULT_WEIGHT } from "./member_drain.ts";
 
 /** The member list to send, or the conflict that prevents it. */
@@ -82,7 +82,9 @@ export function edgeIngress(edge: Edge, style?: IngressStyle): Ingress[] {
 }
 
 /** The Service's own members on an edge: per port, every chosen address on the port's node port, weight 100. */
-export function wantedEdgeMembers(intent: Pick<ServiceIntent, "ports" | "members" | "edgePrefix">): EdgeMemberInput[] {
+export function wantedEdgeMembers(
+  intent: Pick<LoadBalancerIntent, "ports" | "members" | "edgePrefix">,
+): EdgeMemberInput[] {
   return intent.ports.flatMap((port) =>
     intent.members.map((member) => ({
       name: edgeMemberName(intent.edgePrefix, port.port, member.address, port.nodePort),
@@ -114,9 +116,9 @@ export type EdgePlan =
  */
 export function planEdge(
   edge: Edge,
-  intent: Pick<ServiceIntent, "ports" | "members" | "edgePrefix" | "legacyEdgePrefix">,
+  intent: Pick<LoadBalancerIntent, "ports" | "members" | "edgePrefix" | "legacyEdgePrefix">,
   state: {
-    currentIngress: { ip?: string; ipMode?: string }[];
+    currentIngress: readonly { ip?: string; ipMode?: string }[];
     ensuringOpen: boolean;
     recordChanges: boolean;
     ingressStyle?: IngressStyle;

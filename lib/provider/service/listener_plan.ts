@@ -14,7 +14,7 @@ import type { LoadBalancerSettings } from "./annotations.ts";
 import type { BackendRef, CloudCall, LoadBalancerRef } from "./cloud_calls.ts";
 import { isManagedListener, listenerName } from "./load_balancer_names.ts";
 import { backendMembers, membersDiffer } from "./member_drain.ts";
-import type { Notice, ServiceIntent } from "./service_plan.ts";
+import type { LoadBalancerIntent, Notice } from "./service_plan.ts";
 
 /** How frontends are set up. */
 type FrontendSettings = Pick<
@@ -36,7 +36,7 @@ function frontendSettings(
 }
 
 /** What the listener plan reads of a Service's intent. */
-export type ListenerIntent = Pick<ServiceIntent, "ports" | "members"> & {
+export type ListenerIntent = Pick<LoadBalancerIntent, "ports" | "members"> & {
   settings: Pick<LoadBalancerSettings, "healthCheck" | "balance"> & Partial<FrontendSettings>;
   /** Each backend's members to send, by listener name, where they are more than `members` (draining ones). */
   memberLists?: ReadonlyMap<string, MemberInput[]>;
@@ -50,7 +50,7 @@ export type ListenerIntent = Pick<ServiceIntent, "ports" | "members"> & {
  */
 function portsHeldByHand(
   lb: Pick<LoadBalancer, "frontends">,
-  intent: Pick<ServiceIntent, "ports">,
+  intent: Pick<LoadBalancerIntent, "ports">,
 ): Map<number, string> {
   const held = new Map<number, string>();
   for (const frontend of lb.frontends) {
@@ -64,7 +64,7 @@ function portsHeldByHand(
 /** The `PortInUse` notice: Service ports a hand-made frontend serves, which this controller does not forward. */
 export function handMadePortsNotice(
   lb: Pick<LoadBalancer, "id" | "frontends">,
-  intent: Pick<ServiceIntent, "ports">,
+  intent: Pick<LoadBalancerIntent, "ports">,
 ): Notice {
   const held = [...portsHeldByHand(lb, intent)];
   return {

@@ -8,6 +8,7 @@
 import { CLUSTER_LABEL, SERVICE_LABEL, SHARED_LABEL } from "../../ankra_names.ts";
 import { sha256Hex } from "../sha256.ts";
 import { objectKey } from "../../kube/object_key.ts";
+import { ACROSS_NAMESPACES } from "./load_balancer_ownership.ts";
 
 /** First 8 lower-case hex characters of SHA-256 over the parts joined with NUL. */
 export function shortHash(...parts: string[]): string {
@@ -86,12 +87,23 @@ export function loadBalancerLabels(cluster: string, namespace: string, name: str
   return { [SERVICE_LABEL]: objectKey({ namespace, name }), [CLUSTER_LABEL]: cluster };
 }
 
-/** The name of the load balancer the Services of `namespace` sharing `key` use: `k8s-<cluster>-<ns>-shared-<key>`. */
+/**
+ * The name of the load balancer the Services of `namespace` sharing `key` use: `k8s-<cluster>-<ns>-shared-<key>`;
+ * for a group across namespaces (`namespace` {@linkcode ACROSS_NAMESPACES}) `k8s-<cluster>-shared-<key>`. Both with
+ * the 64-byte hash rule of {@linkcode loadBalancerName}.
+ */
 export function sharedLoadBalancerName(cluster: string, namespace: string, key: string): string {
-  return loadBalancerName(cluster, namespace, `shared-${key}`);
+  if (namespace !== ACROSS_NAMESPACES) return loadBalancerName(cluster, namespace, `shared-${key}`);
+  const full = `k8s-${cluster}-shared-${key}`;
+  const bytes = new TextEncoder().encode(full);
+  if (bytes.length <= 64) return full;
+  return `${new TextDecoder().decode(bytes.slice(0, 55))}-${shortHash(cluster, ACROSS_NAMESPACES, `shared-${key}`)}`;
 }
 
-/** The labels of a shared load balancer: the cluster's name and the share group (the controller adds the UID). */
+/**
+ * The labels of a shared load balancer: the cluster's name and the share group, `<namespace>.<key>` (`*.<key>` across
+ * namespaces); the controller adds the UID.
+ */
 export function sharedLoadBalancerLabels(cluster: string, namespace: string, key: string): Record<string, string> {
   return { [SHARED_LABEL]: `${namespace}.${key}`, [CLUSTER_LABEL]: cluster };
 }

@@ -23,7 +23,7 @@ import { ANNOTATION_PREFIX } from "../../ankra_names.ts";
 import type { Interface, Network } from "../../cloud/schemas.ts";
 import { type DesiredMember, selectMembers } from "./member_selection.ts";
 import { providerServerId } from "../server_match.ts";
-import type { ServiceIntent } from "./service_plan.ts";
+import type { LoadBalancerIntent } from "./service_plan.ts";
 
 /** A server's leg on a private network, as the API lists it. */
 type Leg = Pick<Interface, "server_id" | "network_id" | "address" | "address6">;
@@ -46,7 +46,7 @@ export interface NodeOnServer {
  * server's public IPv6 address where it is known.
  */
 function nodesOnServers(
-  nodes: { name: string; providerID?: string }[],
+  nodes: readonly { name: string; providerID?: string }[],
   publicIpv6: (serverId: string) => string | undefined = () => undefined,
 ): NodeOnServer[] {
   return nodes.flatMap((node) => {
@@ -326,11 +326,11 @@ interface ServiceNetworkInput {
  * when the backend's limit left some out). Not ok: nothing may be created or changed.
  */
 export function serviceNetworkMembers(
-  intent: Pick<ServiceIntent, "key" | "nodes" | "settings">,
+  intent: Pick<LoadBalancerIntent, "key" | "nodes" | "settings">,
   families: (4 | 6)[],
   input: ServiceNetworkInput,
 ):
-  | (Extract<NetworkPlacement, { ok: true }> & { members: DesiredMember[]; candidates: number })
+  | (Extract<NetworkPlacement, { ok: true }> & { members: readonly DesiredMember[]; candidates: number })
   | Extract<NetworkPlacement, { ok: false }> {
   const named = input.existingNetworkId
     ? { id: input.existingNetworkId, source: "load balancer" as const }

@@ -31,7 +31,8 @@ export interface ClusterIdentity {
  * - `foreign`: a UID label naming another cluster (never adopted, changed or deleted);
  * - `released`: this cluster's UID and a released label, no Service label (kept by `preserve-on-delete`; taken back only
  *   by a Service naming it in `load-balancer-id`);
- * - `shared`: this cluster's name and UID and a shared label `<namespace>.<key>` (Services sharing it);
+ * - `shared`: this cluster's name and UID and a shared label `<namespace>.<key>` (Services sharing it; `*.<key>` for
+ *   a group across namespaces);
  * - `unlabelled`: neither a Service nor a UID label (an orphan of a crash between create and label; adopted by name);
  * - `other`: anything else (another cluster name without a UID, this UID without a Service label).
  */
@@ -65,6 +66,12 @@ export function loadBalancerOwnership(labels: Record<string, string>, cluster: C
  * `shared:<namespace>.<key>` for one Services share ({@linkcode sharedKey}).
  */
 export type LoadBalancerKey = string;
+
+/**
+ * The namespace part of a share group across namespaces (`load-balancer.ankra.cloud/share-namespaces`): its label is
+ * `*.<key>` and its directory key `shared:*.<key>`. No namespace has this name.
+ */
+export const ACROSS_NAMESPACES = "*";
 
 /** The directory key of the load balancer the Services of `namespace` sharing `key` use. */
 export function sharedKey(namespace: string, key: string): LoadBalancerKey {

@@ -12,9 +12,10 @@ import type { CreateLoadBalancerInput } from "../../cloud/load_balancers.ts";
 import type { LoadBalancerSettings } from "./annotations.ts";
 import type { CloudCall } from "./cloud_calls.ts";
 import { listenerCalls, type ListenerIntent } from "./listener_plan.ts";
-import { drainPlans, type DrainStarts } from "./member_drain.ts";
+import { drainPlans } from "./member_drain.ts";
+import type { DrainStarts } from "./drain_window.ts";
 import { type Ingress, type IngressStyle, loadBalancerIngress, sameIngress } from "./service_ingress.ts";
-import type { HighAvailabilityMode, Notice, ServiceIntent } from "./service_plan.ts";
+import type { HighAvailabilityMode, LoadBalancerIntent, Notice } from "./service_plan.ts";
 
 /** An event the controller records, before the calls are sent or after they all succeeded. */
 export interface PlannedEvent {
@@ -68,7 +69,7 @@ export function chooseHighAvailability(input: HighAvailabilityInput): { pair: bo
 
 /** The body of `create_load_balancer`, exactly as the Go controller sends it (key order included). */
 export function createLoadBalancerBody(
-  intent: Pick<ServiceIntent, "loadBalancerName" | "labels"> & { settings: Pick<LoadBalancerSettings, "ipv4"> },
+  intent: Pick<LoadBalancerIntent, "loadBalancerName" | "labels"> & { settings: Pick<LoadBalancerSettings, "ipv4"> },
   placement: { zone: string; networkId: string; pair: boolean },
 ): CreateLoadBalancerInput {
   return {
@@ -155,7 +156,7 @@ interface LoadBalancerPlanInput {
   /** The Service's intent. */
   intent: ListenerIntent;
   /** The Service's current status ingress. */
-  currentIngress: { ip?: string; ipMode?: string }[];
+  currentIngress: readonly { ip?: string; ipMode?: string }[];
   /** How the Service's ingress is written: its primary family first, and the `ipMode` to publish (if any). */
   ingressStyle?: IngressStyle;
   /** The load balancer (full document), or the create body of a new one. */
@@ -253,7 +254,7 @@ export function planLoadBalancer(input: LoadBalancerPlanInput): LoadBalancerPlan
  * `EnsuredLoadBalancer` that closes the pair.
  */
 export function planServed(
-  currentIngress: { ip?: string; ipMode?: string }[],
+  currentIngress: readonly { ip?: string; ipMode?: string }[],
   lb: Pick<LoadBalancer, "public_ipv6_addresses" | "public_ipv6" | "public_ipv4">,
   options: { ensuringOpen: boolean; ingressStyle?: IngressStyle },
 ): { ingress?: Ingress[]; events: PlannedEvent[] } {

@@ -1,6 +1,7 @@
 /**
  * Several Services on one load balancer (`load-balancer.ankra.cloud/share: <key>`): the Services of one namespace
- * naming the same key share one load balancer — one address — each Service's ports its own frontends and backends
+ * naming the same key (or of several namespaces that allow each other, `share_groups.ts`) share one load balancer —
+ * one address — each Service's ports its own frontends and backends
  * (`tcp-<port>`: ports are distinct across the group), so health checks, balance and `externalTrafficPolicy` stay per
  * Service. The rules, pure:
  *
@@ -13,7 +14,7 @@
  *
  * @module
  */
-import { ANNOTATION_PREFIX, SHARE_IN_USE_ANNOTATION } from "../../ankra_names.ts";
+import { ANNOTATION_PREFIX, SHARED_NAMESPACES_LABEL } from "../../ankra_names.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import { type SlimService } from "../../kube/slim.ts";
 import { type LoadBalancerSettings, parseAnnotations } from "./annotations.ts";
@@ -22,6 +23,7 @@ import type { CloudCall } from "./cloud_calls.ts";
 import { isManagedListener, listenerName } from "./load_balancer_names.ts";
 import { type LoadBalancerKey, sharedKey } from "./load_balancer_ownership.ts";
 import { portPlan } from "./service_plan.ts";
+import { namespacesLabelValue, recordedGroupOf } from "./share_groups.ts";
 
 const SHARE_KEY = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 
@@ -31,15 +33,15 @@ export function shareKeyOf(service: Pick<SlimService, "annotations">): string | 
   return key && SHARE_KEY.test(key) ? key : undefined;
 }
 
-/** The share key the controller last recorded on the Service (`ccm.ankra.cloud/share`): the group it is part of. */
-export function recordedShareOf(service: Pick<SlimService, "annotations">): string | undefined {
-  return service.annotations[SHARE_IN_USE_ANNOTATION] || undefined;
-}
-
-/** The directory key of the load balancer the Service uses: its group's when it shares, else its own. */
+/**
+ * The directory key of the load balancer the Service uses: its group's when it shares (the group across namespaces
+ * when that is what it last joined), else its own.
+ */
 export function loadBalancerKeyOf(service: Pick<SlimService, "namespace" | "name" | "annotations">): LoadBalancerKey {
   const share = shareKeyOf(service);
-  return share ? sharedKey(service.namespace, share) : objectKey(service);
+  if (!share) return objectKey(service);
+  const recorded = recordedGroupOf(service);
+  return sharedKey(recorded?.key === share ? recorded.namespace : service.namespace, share);
 }
 
 /** True when `a` came before `b`: created earlier, or at the same time with a name that sorts first. */
@@ -82,26 +84,32 @@ function settingsConflict(mine: CreationSettings, first: CreationSettings, first
 }
 
 /**
- * Checks `service` against the other Services of its group (`sharers`: same namespace and share key, served, not
- * being deleted; the Service itself excluded): a port an earlier sharer uses, or creation-time settings unlike the
- * earliest sharer's, is a conflict; the other sharers' ports are theirs.
+ * Checks `service` against the other Services of its group (`sharers`: same group, served, not being deleted; the
+ * Service itself excluded): a port an earlier sharer uses, or creation-time settings unlike the earliest sharer's,
+ * is a conflict; the other sharers' ports are theirs. `before` orders them: {@linkcode earlier} within a namespace,
+ * `acrossOrder` across namespaces (those already on the load balancer first).
  */
-export function shareCheck(service: SlimService, settings: CreationSettings, sharers: SlimService[]): ShareCheck {
+export function shareCheck(
+  service: SlimService,
+  settings: CreationSettings,
+  sharers: SlimService[],
+  before: (a: SlimService, b: SlimService) => boolean = earlier,
+): ShareCheck {
   const mine = new Set(portPlan(service).tcp.map((p) => p.port));
   const claimedByOthers = new Set<string>();
   let conflict: string | undefined;
-  const ordered = [...sharers].sort((a, b) => (earlier(a, b) ? -1 : 1));
+  const ordered = [...sharers].sort((a, b) => (before(a, b) ? -1 : 1));
   for (const other of ordered) {
     for (const port of portPlan(other).tcp) {
       if (!mine.has(port.port)) claimedByOthers.add(listenerName(port.port));
-      else if (!conflict && earlier(other, service)) {
+      else if (!conflict && before(other, service)) {
         conflict = `port ${port.port} is already served by Service ${objectKey(other)} on the load balancer this ` +
           "Service shares with it; nothing of this Service is applied: choose another port, or another share key";
       }
     }
   }
   const first = ordered[0];
-  if (!conflict && first && earlier(first, service)) {
+  if (!conflict && first && before(first, service)) {
     const theirs = creationSettings(first);
     if (theirs) conflict = settingsConflict(settings, theirs, objectKey(first));
   }
@@ -133,4 +141,33 @@ export function planShareLeave(
       name: b.name,
     })),
   ];
+}
+
+/**
+ * The call that hands a share group's load balancer to the group the same Services form now (`to`): a group within
+ * a namespace that opened to others (`share-namespaces`), or a group across namespaces back within the one namespace
+ * left. It keeps its address and listeners; its name and its shared label become the new group's (with the list of
+ * namespaces on it across namespaces, without it within one), its other labels stay.
+ */
+export function planGroupMove(
+  lb: Pick<LoadBalancer, "id" | "labels">,
+  to: { name: string; labels: Record<string, string> },
+): Extract<CloudCall, { operation: "update_load_balancer" }> {
+  const labels = { ...lb.labels, ...to.labels };
+  if (!(SHARED_NAMESPACES_LABEL in to.labels)) delete labels[SHARED_NAMESPACES_LABEL];
+  return { operation: "update_load_balancer", loadBalancer: { id: lb.id }, body: { name: to.name, labels } };
+}
+
+/**
+ * The call that brings the list of namespaces on a group's load balancer across namespaces in step with those
+ * admitted now (`ccm.ankra.cloud/shared-namespaces`), or none when it says that already.
+ */
+export function planNamespacesLabel(
+  lb: Pick<LoadBalancer, "id" | "labels">,
+  namespaces: readonly string[],
+): CloudCall | undefined {
+  const value = namespacesLabelValue(namespaces);
+  if ((lb.labels[SHARED_NAMESPACES_LABEL] ?? "") === value) return undefined;
+  const labels = { ...lb.labels, [SHARED_NAMESPACES_LABEL]: value };
+  return { operation: "update_load_balancer", loadBalancer: { id: lb.id }, body: { labels } };
 }

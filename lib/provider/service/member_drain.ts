@@ -7,8 +7,8 @@
  * weight back without ever being removed. The drain never pushes a backend past the API's 256 members: the members
  * draining longest leave first.
  *
- * The start of each drain is the controller's memory (a restart starts the period again: it only delays a removal).
- * Pure functions.
+ * The window itself is the one rule of `drain_window.ts` (node-address mode drains its nodes by it too); this module
+ * adds the members' weights, the cap, and the per-listener bookkeeping. Pure functions.
  *
  * @module
  */
@@ -16,15 +16,13 @@ import type { MemberInput } from "../../cloud/load_balancers.ts";
 import type { LoadBalancer } from "../../cloud/schemas.ts";
 import { listenerName, memberName } from "./load_balancer_names.ts";
 import type { DesiredMember } from "./member_selection.ts";
-import type { ServiceIntent } from "./service_plan.ts";
+import type { LoadBalancerIntent } from "./service_plan.ts";
 import { parseIp } from "../../ip_address.ts";
 import { MAX_MEMBERS } from "./member_selection.ts";
+import { type DrainStarts, drainWindow, endOf } from "./drain_window.ts";
 
 /** The API's weight of a member that names none. */
 export const DEFAULT_WEIGHT = 100;
-
-/** When each draining member (by name) of one backend began to drain, epoch milliseconds. */
-export type DrainStarts = ReadonlyMap<string, number>;
 
 /** A backend's member as the API lists it. */
 interface CurrentMember {
@@ -69,20 +67,17 @@ export function drainMembers(current: CurrentMember[], desired: MemberInput[], o
     const now = weights.get(m.name);
     return now !== undefined && now !== (m.weight ?? DEFAULT_WEIGHT) ? { ...m, weight: m.weight ?? DEFAULT_WEIGHT } : m;
   });
-  const draining = new Map<string, number>();
-  if (options.periodMs <= 0) return { members, draining };
-  const leaving = current
-    .filter((m) => !wanted.has(m.name))
-    .map((m) => ({ member: m, since: options.draining.get(m.name) ?? options.now }))
-    .filter(({ since }) => options.now - since < options.periodMs)
-    .sort((a, b) => b.since - a.since || (a.member.name < b.member.name ? -1 : 1));
+  const leaving = new Map(current.filter((m) => !wanted.has(m.name)).map((m) => [m.name, m]));
+  const window = drainWindow(leaving.keys(), options.draining, options);
+  // Within the API's cap: the members draining longest leave first (the window lists the most recent first).
   const room = Math.max(0, MAX_MEMBERS - members.length);
-  for (const { member, since } of leaving.slice(0, room)) {
-    members.push({ name: member.name, address: member.address, port: member.port, weight: 0 });
-    draining.set(member.name, since);
+  const draining = new Map<string, number>();
+  for (const [name, since] of [...window.draining].slice(0, room)) {
+    const member = leaving.get(name)!;
+    members.push({ name, address: member.address, port: member.port, weight: 0 });
+    draining.set(name, since);
   }
-  const ends = [...draining.values()].map((since) => since + options.periodMs);
-  return ends.length > 0 ? { members, draining, nextAtMs: Math.min(...ends) } : { members, draining };
+  return { members, ...endOf(draining, options.periodMs) };
 }
 
 /** True when the members of one backend differ from the ones to send (name, address, port and weight). */
@@ -98,14 +93,14 @@ export function membersDiffer(
 }
 
 /** The members of one backend: the chosen addresses on the port's node port, named as the Go controller names them. */
-export function backendMembers(members: DesiredMember[], nodePort: number): MemberInput[] {
+export function backendMembers(members: readonly DesiredMember[], nodePort: number): MemberInput[] {
   return members.map((m) => ({ name: memberName(m.node, m.address), address: m.address, port: nodePort }));
 }
 
 /** Each listener's members to send on `lb` with their drains, and when the next drain ends. */
 export function drainPlans(
   lb: Pick<LoadBalancer, "backends">,
-  intent: Pick<ServiceIntent, "ports" | "members">,
+  intent: Pick<LoadBalancerIntent, "ports" | "members">,
   drain: { periodMs: number; now: number; draining: ReadonlyMap<string, DrainStarts> },
 ): {
   memberLists: Map<string, MemberInput[]>;

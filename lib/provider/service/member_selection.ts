@@ -33,9 +33,9 @@ export interface DesiredMember {
 }
 
 /** The members chosen for a Service, and how many candidate addresses were left out. */
-interface MemberSelection {
+export interface MemberSelection {
   /** Members, per family (IPv6 first), each family ordered by node name. */
-  members: DesiredMember[];
+  readonly members: readonly DesiredMember[];
   /** Candidate addresses in all (every eligible node's address of every family). */
   candidates: number;
 }
@@ -114,7 +114,11 @@ interface SelectMembersOptions {
  * The members of a Service's backends: for each family in `families` (IPv6 first), the chosen nodes' addresses.
  * `nodes` are the eligible nodes matched to Ankra servers.
  */
-export function selectMembers(nodes: SlimNode[], families: (4 | 6)[], options: SelectMembersOptions): MemberSelection {
+export function selectMembers(
+  nodes: readonly SlimNode[],
+  families: readonly (4 | 6)[],
+  options: SelectMembersOptions,
+): MemberSelection {
   const limit = options.limit ?? MAX_MEMBERS;
   const addressOf = options.address ?? memberAddress;
   const byName = [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -21,6 +21,7 @@ import type { SlimNode, SlimService } from "../../kube/slim.ts";
 import { rangeText, type ReservedRange, reservedRangeOf } from "./reserved_ports.ts";
 import { type Ingress, type IngressStyle, orderedIngress } from "./service_ingress.ts";
 import { serviceFamilies } from "./service_plan.ts";
+import { drainWindow } from "./drain_window.ts";
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../node/node_plan.ts";
 
 /** True when the node may answer on its address now: Ready, not shut down, not being deleted, initialised. */
@@ -42,6 +43,51 @@ export function servingNodes(candidates: readonly SlimNode[]): SlimNode[] {
 export interface PublicAddresses {
   ipv4?: string;
   ipv6?: string;
+}
+
+/** The fields of a server (`list_servers`) its public addresses come from. */
+interface PublicAddressSource {
+  /** The IPv4 add-on; null without it. */
+  public_ipv4?: string | null;
+  /** The first address of the server's /64; null without IPv6. */
+  public_ipv6?: string | null;
+  /** True when `public_ipv6` is a ULA only Ankra Cloud reaches. */
+  public_ipv6_is_private?: boolean;
+}
+
+/**
+ * The server's public addresses as node-address mode publishes them (and the doctor checks them): its public IPv6
+ * unless that is a ULA only Ankra Cloud reaches (`public_ipv6_is_private`), and its IPv4 add-on.
+ */
+export function publicAddressesOf(server: PublicAddressSource): PublicAddresses {
+  return {
+    ...(server.public_ipv6 && !server.public_ipv6_is_private ? { ipv6: server.public_ipv6 } : {}),
+    ...(server.public_ipv4 ? { ipv4: server.public_ipv4 } : {}),
+  };
+}
+
+/**
+ * How a Service's published addresses changed, per family, IPv6 first: `IPv4 198.51.100.7 → 198.51.100.9 (node a)` —
+ * the addresses gone, the addresses new and the nodes now behind the new ones (`nodeOf`); empty when none changed.
+ */
+export function ingressChange(
+  before: readonly string[],
+  after: readonly string[],
+  nodeOf: (ip: string) => string | undefined,
+): string {
+  const parts: string[] = [];
+  for (const family of [6, 4]) {
+    const of = (ips: readonly string[]) => ips.filter((ip) => (ip.includes(":") ? 6 : 4) === family);
+    const gone = of(before).filter((ip) => !after.includes(ip));
+    const come = of(after).filter((ip) => !before.includes(ip));
+    if (gone.length + come.length === 0) continue;
+    const nodes = [...new Set(come.flatMap((ip) => nodeOf(ip) ?? []))];
+    parts.push(
+      `IPv${family} ${gone.join(", ") || "none"} → ${come.join(", ") || "none"}` +
+        (nodes.length > 0 ? ` (node${nodes.length > 1 ? "s" : ""} ${nodes.join(", ")})` : ""),
+    );
+  }
+  return parts.join("; ");
 }
 
 /** Another node-address Service, as far as a claim on an address and port goes. */
@@ -155,13 +201,12 @@ export function planNodeAddresses(input: NodeAddressInput): NodeAddressPlan {
   const serving = servingNodes(input.candidates);
   const { periodMs, now, published, leaving } = input.drain;
   // A node that stops serving stays published for the drain period, if it still has an address.
-  const stillLeaving = new Map<string, number>();
   const servingNames = new Set(serving.map((n) => n.name));
-  for (const name of published) {
-    if (servingNames.has(name) || periodMs <= 0) continue;
-    const since = leaving.get(name) ?? now;
-    if (now - since < periodMs) stillLeaving.set(name, since);
-  }
+  const { draining: stillLeaving, nextAtMs } = drainWindow(
+    published.filter((name) => !servingNames.has(name)),
+    leaving,
+    { periodMs, now },
+  );
   const addressesFor = (name: string) => {
     const found = input.addressesOf(name);
     return {
@@ -194,13 +239,12 @@ export function planNodeAddresses(input: NodeAddressInput): NodeAddressPlan {
   }
   const conflict = conflictProblem(input, new Set(ingress.map((i) => i.ip)));
   if (conflict) return { ok: false, reason: "PortConflict", message: conflict };
-  const ends = [...stillLeaving.values()].map((since) => since + periodMs);
   return {
     ok: true,
     ingress,
     nodes: [...servingNames].filter((name) => !withoutAddress.includes(name)),
     leaving: stillLeaving,
-    nextAtMs: ends.length > 0 ? Math.min(...ends) : undefined,
+    nextAtMs,
     withoutAddress,
   };
 }

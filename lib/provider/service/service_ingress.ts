@@ -93,6 +93,9 @@ export function loadBalancerIngress(
 }
 
 /** True when two ingress lists hold the same addresses in the same order, with the same `ipMode` where `b` has one. */
-export function sameIngress(a: { ip?: string; ipMode?: string }[], b: { ip?: string; ipMode?: string }[]): boolean {
+export function sameIngress(
+  a: readonly { ip?: string; ipMode?: string }[],
+  b: readonly { ip?: string; ipMode?: string }[],
+): boolean {
   return a.length === b.length && a.every((x, i) => x.ip === b[i].ip && (!b[i].ipMode || x.ipMode === b[i].ipMode));
 }

@@ -28,7 +28,7 @@ import {
   sharedLoadBalancerName,
 } from "./load_balancer_names.ts";
 import { sharedKey } from "./load_balancer_ownership.ts";
-import { type DesiredMember, MAX_MEMBERS, nodeZone, selectMembers } from "./member_selection.ts";
+import { type DesiredMember, MAX_MEMBERS, type MemberSelection, nodeZone, selectMembers } from "./member_selection.ts";
 import { classifyProviderId } from "../provider_id.ts";
 import { isUnmanagedNode } from "../node_management.ts";
 import { UNINITIALIZED_TAINT } from "../node/node_plan.ts";
@@ -124,20 +124,14 @@ interface WaitForUser {
   reported: boolean;
 }
 
-/** Everything a Service asks of its load balancer. */
-export interface ServiceIntent {
+/** What a Service asks for whichever way it is served. */
+interface IntentBase {
   /** `<namespace>/<name>`. */
   key: string;
-  /** How it is served: an Ankra load balancer, or its nodes' own addresses. */
-  mode: ServingMode;
   /** Settings from the annotations (defaults when they are invalid: `waitFor` is then set). */
   settings: LoadBalancerSettings;
-  /** The Service's TCP ports that have a node port, in Service order (other ports are not forwarded). */
-  ports: ForwardedPort[];
-  /** Eligible nodes matched to Ankra servers, by name. */
-  nodes: SlimNode[];
-  /** The chosen member addresses (per family, IPv6 first). */
-  members: DesiredMember[];
+  /** The nodes that may serve it: eligible, matched to Ankra servers, selected, by name. */
+  nodes: readonly SlimNode[];
   /** True when no node is eligible at all (the framework's `UnAvailableLoadBalancer`). */
   noNodes: boolean;
   /** Eligible nodes not yet initialised (they will be matched soon). */
@@ -146,6 +140,21 @@ export interface ServiceIntent {
   notices: Notice[];
   /** Set when nothing may be created or changed. */
   waitFor?: WaitForUser;
+  /**
+   * Nodes left out of `nodes` because their servers are about to go down (a planned stop or delete): they drain
+   * before the server does. By name.
+   */
+  leaving?: readonly string[];
+}
+
+/** What a Service asks of its Ankra load balancer (or its edge, or its share group's load balancer). */
+export interface LoadBalancerIntent extends IntentBase {
+  /** Served by an Ankra load balancer. */
+  mode: "load-balancer";
+  /** The Service's TCP ports that have a node port, in Service order (other ports are not forwarded). */
+  ports: ForwardedPort[];
+  /** The chosen member addresses (per family, IPv6 first). */
+  members: readonly DesiredMember[];
   /**
    * The load balancer's key in the controller's directory: `key` for the Service's own one, `shared:<ns>.<share>` for
    * the one it shares (`load-balancer.ankra.cloud/share`).
@@ -158,11 +167,29 @@ export interface ServiceIntent {
    * UID when known).
    */
   labels: Record<string, string>;
-  /** Prefix of the names of the Service's members on an edge (with this cluster's UID). */
+  /** Prefix of the names of the Service's members on an edge (with this cluster's UID); "" when it names no edge. */
   edgePrefix: string;
-  /** The Go controller's prefix for the same Service: members named so are the Service's too (renamed on a pass). */
+  /**
+   * The Go controller's prefix for the same Service: members named so are the Service's too (renamed on a pass); ""
+   * when it names no edge.
+   */
   legacyEdgePrefix: string;
 }
+
+/**
+ * What a Service asks of its nodes in node-address mode: no load balancer, no members, names or labels — its serving
+ * nodes' public addresses are its ingress, and kube-proxy answers there (every protocol, no node port needed).
+ */
+export interface NodeAddressIntent extends IntentBase {
+  /** Served on its nodes' own public addresses. */
+  mode: "node-addresses";
+}
+
+/**
+ * Everything a Service asks for, typed by how it is served (decided once: `service_decision.ts`); each way of serving
+ * reads only its own kind.
+ */
+export type ServiceIntent = LoadBalancerIntent | NodeAddressIntent;
 
 /** Which Services of `type: LoadBalancer` this controller serves besides the class: `--require-load-balancer-class`. */
 export interface ClassRule {
@@ -220,12 +247,62 @@ export function isExcludedFromLoadBalancers(labels: Readonly<Record<string, stri
  * The framework's stable node set: not being deleted, not excluded ({@linkcode isExcludedFromLoadBalancers}), not
  * being removed by the autoscaler — and not labelled `node.ankra.cloud/managed=false` (not an Ankra server). By name.
  */
-export function eligibleNodes(nodes: SlimNode[]): SlimNode[] {
+export function eligibleNodes(nodes: readonly SlimNode[]): SlimNode[] {
   return nodes.filter((node) => {
     if (node.deletionTimestamp || isUnmanagedNode(node)) return false;
     if (isExcludedFromLoadBalancers(node.labels)) return false;
     return !node.taints.some((t) => t.key === AUTOSCALER_TAINT);
   }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * What every Service's intent reads of the cluster's nodes, derived once from a node list ({@linkcode nodeFacts}): the
+ * service passes keep it while the nodes do not change, so a pass costs nothing per node (a thousand Services retried
+ * over five thousand nodes otherwise filter and sort the nodes a thousand times).
+ */
+export interface NodeFacts {
+  /** Every node, as given. */
+  readonly all: readonly SlimNode[];
+  /** {@linkcode eligibleNodes} of `all`. */
+  readonly eligible: readonly SlimNode[];
+  /** The eligible nodes matched to Ankra servers (a providerID of ours), by name. */
+  readonly matched: readonly SlimNode[];
+  /** Eligible nodes not yet initialised (no providerID, the uninitialized taint). */
+  readonly pendingNodes: number;
+  /** The `K3sServiceLBActive` notice's message; undefined when no k3s server runs ServiceLB. */
+  readonly serviceLbMessage: string | undefined;
+  /**
+   * The members of every Service of `families` when all of the matched nodes' addresses fit a backend (they are the
+   * same for every Service then), kept once asked; undefined when they do not fit (each Service chooses its own).
+   */
+  membersFor(families: readonly (4 | 6)[]): MemberSelection | undefined;
+}
+
+/** The {@linkcode NodeFacts} of `nodes`. */
+export function nodeFacts(nodes: readonly SlimNode[]): NodeFacts {
+  const eligible = eligibleNodes(nodes);
+  const matched = eligible.filter((node) => classifyProviderId(node.providerID) === "ours");
+  let pendingNodes = 0;
+  for (const node of eligible) {
+    if (!node.providerID && node.taints.some((t) => t.key === UNINITIALIZED_TAINT)) pendingNodes++;
+  }
+  const selections = new Map<string, MemberSelection | undefined>();
+  return {
+    all: nodes,
+    eligible,
+    matched,
+    pendingNodes,
+    serviceLbMessage: serviceLbNotice(k3sServersRunningServiceLb(nodes)),
+    membersFor(families) {
+      const key = families.join();
+      if (!selections.has(key)) {
+        // The service key only orders a choice among too many candidates: with none left out it changes nothing.
+        const selection = selectMembers(matched, families, { serviceKey: "" });
+        selections.set(key, selection.members.length === selection.candidates ? selection : undefined);
+      }
+      return selections.get(key);
+    },
+  };
 }
 
 /** The Service's IP families, IPv6 first; both when none are set. */
@@ -267,21 +344,34 @@ export function tooManyMembersNotice(selection: { members: readonly unknown[]; c
   };
 }
 
-/** Decides what a Service asks of its load balancer (see the module documentation). */
-export function serviceIntent(service: SlimService, nodes: SlimNode[], options: ServicePlanOptions): ServiceIntent {
+function isNodeFacts(nodes: readonly SlimNode[] | NodeFacts): nodes is NodeFacts {
+  return !Array.isArray(nodes);
+}
+
+/**
+ * Decides what a Service asks of its load balancer (see the module documentation), over the cluster's `nodes` or
+ * their {@linkcode NodeFacts}.
+ */
+export function serviceIntent(
+  service: SlimService,
+  nodes: readonly SlimNode[] | NodeFacts,
+  options: ServicePlanOptions,
+): ServiceIntent {
+  const facts = isNodeFacts(nodes) ? nodes : nodeFacts(nodes);
+  const { eligible, matched, pendingNodes } = facts;
   const key = objectKey(service);
   const parsed = parseAnnotations(service.annotations, { sessionAffinity: service.sessionAffinity });
   const ports = portPlan(service);
-  const eligible = eligibleNodes(nodes);
-  const matched = eligible.filter((node) => classifyProviderId(node.providerID) === "ours");
-  const pendingNodes =
-    eligible.filter((node) => !node.providerID && node.taints.some((t) => t.key === UNINITIALIZED_TAINT)).length;
   const settings = parsed.ok ? parsed.settings : defaultSettings({ sessionAffinity: service.sessionAffinity });
   if (!service.annotations[`${ANNOTATION_PREFIX}ipv4`]?.trim()) settings.ipv4 = options.defaults.ipv4 ?? false;
-  const mode = servingMode(service, settings.mode, options.defaults.mode ?? "load-balancer");
+  const mode = servingMode(service, settings.mode, options.defaults.mode);
   // On the nodes' own addresses kube-proxy serves every protocol, source ranges and Services without node ports.
   const onNodes = mode === "node-addresses";
-  const selection = selectMembers(matched, serviceFamilies(service), { serviceKey: key });
+  const families = serviceFamilies(service);
+  // Members only for a load balancer: node-address mode publishes its nodes' public addresses instead.
+  const selection = onNodes
+    ? { members: [], candidates: 0 }
+    : facts.membersFor(families) ?? selectMembers(matched, families, { serviceKey: key });
   const notices: Notice[] = [
     {
       topic: "annotations",
@@ -302,7 +392,7 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
         : undefined,
     },
     { topic: "settings", reason: "UnsupportedSetting", message: onNodes ? undefined : unsupportedSettings(service) },
-    { topic: "service-lb", reason: "K3sServiceLBActive", message: serviceLbNotice(k3sServersRunningServiceLb(nodes)) },
+    { topic: "service-lb", reason: "K3sServiceLBActive", message: facts.serviceLbMessage },
     tooManyMembersNotice(selection),
   ];
   let waitFor: WaitForUser | undefined;
@@ -319,17 +409,21 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
       reported: false,
     };
   }
-  return {
+  const base = {
     key,
-    mode,
     settings,
-    ports: ports.tcp,
     nodes: matched,
-    members: selection.members,
     noNodes: eligible.length === 0,
     pendingNodes,
     notices,
     waitFor,
+  };
+  if (onNodes) return { ...base, mode: "node-addresses" };
+  return {
+    ...base,
+    mode: "load-balancer",
+    ports: ports.tcp,
+    members: selection.members,
     loadBalancerKey: settings.share ? sharedKey(service.namespace, settings.share) : key,
     loadBalancerName: settings.share
       ? sharedLoadBalancerName(options.clusterName, service.namespace, settings.share)
@@ -340,8 +434,11 @@ export function serviceIntent(service: SlimService, nodes: SlimNode[], options: 
         : loadBalancerLabels(options.clusterName, service.namespace, service.name)),
       ...(options.clusterUid ? { [CLUSTER_UID_LABEL]: options.clusterUid } : {}),
     },
-    edgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name, options.clusterUid),
-    legacyEdgePrefix: edgeMemberPrefix(options.clusterName, service.namespace, service.name),
+    // Hashes, derived only for a Service on an edge (nothing else reads them).
+    edgePrefix: settings.edgeId
+      ? edgeMemberPrefix(options.clusterName, service.namespace, service.name, options.clusterUid)
+      : "",
+    legacyEdgePrefix: settings.edgeId ? edgeMemberPrefix(options.clusterName, service.namespace, service.name) : "",
   };
 }
 

@@ -9,9 +9,9 @@
  */
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
-import { resolveCommand } from "../../../lib/config/config.ts";
+import { resolveCommand } from "../../../lib/config/command.ts";
 import { ConfigError } from "../../../lib/config_error.ts";
-import { TEST_TOKEN } from "../../support/simulator.ts";
+import { TEST_TOKEN } from "../../support/cloud/simulator.ts";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 

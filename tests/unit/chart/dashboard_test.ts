@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
-import { dashboardQueries, metricNames, readDashboard } from "../../support/dashboard_queries.ts";
+import { dashboardQueries, metricNames, readDashboard } from "../../support/metrics/dashboard_queries.ts";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 const dashboard = await readDashboard();

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { ANSWER_LIMIT_BYTES } from "../../../lib/cloud/answer_bounds.ts";
 import { CloudApiError } from "../../../lib/cloud/errors.ts";
 import { PAGE_LIMIT } from "../../../lib/cloud/cloud_api.ts";
-import { TEST_TOKEN } from "../../support/simulator.ts";
+import { TEST_TOKEN } from "../../support/cloud/simulator.ts";
 import { AnkraCloudClient } from "../../../lib/cloud/client.ts";
 
 const MIB = 1024 * 1024;

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { CloudApiError, type CloudErrorKind, isNotFound } from "../../../lib/cloud/errors.ts";
-import { READ_ONLY_TOKEN, startTestCloud, TEST_TOKEN, testSeed } from "../../support/simulator.ts";
+import { READ_ONLY_TOKEN, startTestCloud, TEST_TOKEN, testSeed } from "../../support/cloud/simulator.ts";
 import { USER_AGENT } from "../../../lib/version.ts";
-import { failure, LB_LABELS } from "../../support/cloud_client_fixtures.ts";
+import { failure, LB_LABELS } from "../../support/cloud/cloud_client_fixtures.ts";
 
 Deno.test("every error class is decoded from the API's problem documents, and only 404 means gone", async () => {
   await using cloud = await startTestCloud(testSeed({ settings: { load_balancer_quota: 1 } }));

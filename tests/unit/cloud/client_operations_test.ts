@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { isNotFound } from "../../../lib/cloud/errors.ts";
-import { startTestCloud, testSeed } from "../../support/simulator.ts";
-import { failure, LB_LABELS } from "../../support/cloud_client_fixtures.ts";
+import { startTestCloud, testSeed } from "../../support/cloud/simulator.ts";
+import { failure, LB_LABELS } from "../../support/cloud/cloud_client_fixtures.ts";
 
 /** The simulator's clock, which the tests move on to finish life cycles (creates take 300 ms, deletes 200 ms). */
 function fakeClock() {

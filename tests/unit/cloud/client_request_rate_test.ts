@@ -3,7 +3,7 @@
  * and one budget shared by several clients.
  */
 import assert from "node:assert/strict";
-import { startTestCloud, testSeed } from "../../support/simulator.ts";
+import { startTestCloud, testSeed } from "../../support/cloud/simulator.ts";
 
 Deno.test("following the API's limit, a burst the window allows goes out at once and meets no 429", async () => {
   await using cloud = await startTestCloud(testSeed({ settings: { rate_limit_per_minute: 200 } }));

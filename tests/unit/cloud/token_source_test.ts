@@ -10,8 +10,8 @@ import { CloudRequestBudget } from "../../../lib/cloud/request_budget.ts";
 import { CloudApiError } from "../../../lib/cloud/errors.ts";
 import { configureLogging } from "../../../lib/log.ts";
 import { startSimulator } from "../../../simulator/server.ts";
-import { TEST_TOKEN, testSeed } from "../../support/simulator.ts";
-import { writeSecretVolume } from "../../support/secret_volume.ts";
+import { TEST_TOKEN, testSeed } from "../../support/cloud/simulator.ts";
+import { writeSecretVolume } from "../../support/kubelet/secret_volume.ts";
 
 const NEW_TOKEN = "act_cm90YXRlZC10b2tlbi1mb3ItdGhlLXRlc3RzLXh4eHg";
 

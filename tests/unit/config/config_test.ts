@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type Config, resolveCommand } from "../../../lib/config/config.ts";
+import { resolveCommand } from "../../../lib/config/command.ts";
+import type { Config } from "../../../lib/config/config.ts";
 import { ConfigError } from "../../../lib/config_error.ts";
 import { helpText } from "../../../lib/config/help_text.ts";
 import { VERSION } from "../../../lib/version.ts";
@@ -358,5 +359,17 @@ Deno.test("1.37's --concurrent-node-lifecycle-syncs is accepted as the lifecycle
   assert.match(
     refused(["--concurrent-node-lifecycle-syncs=0"], { ANKRA_CLOUD_TOKEN: TOKEN }),
     /--concurrent-node-lifecycle-syncs/,
+  );
+});
+
+Deno.test("--node-labels-from-server is off by default, reads keys and prefixes, and refuses anything else by name", () => {
+  assert.equal(run([]).nodeLabelsFromServer, undefined, "off: no server label is copied or removed");
+  const selector = run(["--node-labels-from-server=pool, team.example/*"]).nodeLabelsFromServer!;
+  assert.deepEqual([...selector.keys], ["pool"]);
+  assert.deepEqual(selector.prefixes, ["team.example/"]);
+  assert.equal(run(["--node-labels-from-server=*"]).nodeLabelsFromServer?.all, true);
+  assert.match(
+    refused(["--node-labels-from-server=pool=gpu"], { ANKRA_CLOUD_TOKEN: TOKEN }),
+    /^--node-labels-from-server must be comma-separated server label keys, key prefixes ending in \* .*"pool=gpu"/,
   );
 });

@@ -1,6 +1,7 @@
 /** `--load-balancer-drift-period`: how often a load balancer is read again without a change. */
 import assert from "node:assert/strict";
-import { type Config, resolveCommand } from "../../../lib/config/config.ts";
+import { resolveCommand } from "../../../lib/config/command.ts";
+import type { Config } from "../../../lib/config/config.ts";
 import { ConfigError } from "../../../lib/config_error.ts";
 
 function resolve(args: string[]): Config {

@@ -3,9 +3,11 @@
  * output formats, the exit code and the token kept out of the output.
  */
 import assert from "node:assert/strict";
-import { checklist, type ChecklistInput } from "../../../lib/doctor/checklist.ts";
+import { checklist } from "../../../lib/doctor/checklist.ts";
+import type { ChecklistInput } from "../../../lib/doctor/checklist_input.ts";
 import { configWithoutCloudSettings, withoutTokenFileFlag } from "../../../lib/doctor/doctor.ts";
-import { type CloudFacts, type ClusterFacts, failedRead, fetched, leaseKey } from "../../../lib/doctor/facts.ts";
+import { type CloudFacts, type ClusterFacts, leaseKey } from "../../../lib/doctor/facts.ts";
+import { failedRead, fetched } from "../../../lib/doctor/fetched.ts";
 import { doctorReport, exitCode, formatJson, formatText, summaryLine } from "../../../lib/doctor/report.ts";
 import { registerSecret } from "../../../lib/log.ts";
 import { capabilities, k3sArgs, network, node, server } from "./doctor_fixtures.ts";
@@ -28,14 +30,19 @@ const IDS = [
   "account-can-create",
   "load-balancer-quota",
   "cluster-name-unique",
+  "duplicate-load-balancers",
   "kubernetes-api",
   "nodes-matched",
   "kubelet-external",
   "kube-proxy-node-ips",
+  "server-labels",
+  "ipv6-renumber",
   "private-network",
   "zone-capabilities",
   "k3s-servicelb",
   "k3s-cloud-controller",
+  "node-addresses",
+  "node-address-ports",
   "other-cloud-controller",
   "leader-lease",
   "rbac",
@@ -70,6 +77,7 @@ function healthyCluster(): ClusterFacts {
     },
     access: fetched([{ check: { group: "", resource: "nodes", verb: "list" }, allowed: true }]),
     clusterUid: fetched("uid-a"),
+    services: fetched([]),
   };
 }
 
@@ -84,10 +92,28 @@ function input(extra: Partial<ChecklistInput> = {}): ChecklistInput {
   };
 }
 
-Deno.test("a healthy cluster: every check passes, in checklist order, exit code 0", () => {
+/** The checks of node-address mode, which a setup of Ankra load balancers skips. */
+const NODE_ADDRESS_CHECKS = ["node-addresses", "node-address-ports"];
+
+Deno.test("a healthy cluster: every check passes, in checklist order, exit code 0; node-address mode's say why not", () => {
   const findings = checklist(input());
   assert.deepEqual(findings.map((f) => f.id), IDS);
-  for (const finding of findings) assert.equal(finding.status, "pass", `${finding.id}: ${finding.result}`);
+  for (const finding of findings) {
+    if (NODE_ADDRESS_CHECKS.includes(finding.id) || finding.id === "server-labels") continue;
+    assert.equal(finding.status, "pass", `${finding.id}: ${finding.result}`);
+  }
+  const labels = findings.find((f) => f.id === "server-labels")!;
+  assert.equal(labels.status, "skip");
+  assert.equal(labels.result, "skipped: --node-labels-from-server is not set: no server label is copied");
+  for (const id of NODE_ADDRESS_CHECKS) {
+    const finding = findings.find((f) => f.id === id)!;
+    assert.equal(finding.status, "skip");
+    assert.equal(
+      finding.result,
+      "skipped: node-address mode is not in use: no Service is served on node addresses " +
+        "and --default-load-balancer-mode=load-balancer",
+    );
+  }
   assert.equal(exitCode(doctorReport("v0", findings)), 0);
 });
 

@@ -10,7 +10,8 @@ import {
   quotaFinding,
   tokenValidFinding,
 } from "../../../lib/doctor/cloud_checks.ts";
-import { failedRead, fetched, OPERATE_PROBE, type ProbeOutcome } from "../../../lib/doctor/facts.ts";
+import { failedRead, fetched } from "../../../lib/doctor/fetched.ts";
+import { OPERATE_PROBE, type ProbeOutcome } from "../../../lib/doctor/operate_probe.ts";
 import { classifyUnreachable } from "../../../lib/doctor/gather_facts.ts";
 import { causeChain } from "../../../lib/error_text.ts";
 

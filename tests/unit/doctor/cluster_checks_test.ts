@@ -2,7 +2,8 @@
  * k3s's own components, other controllers' Leases and RBAC answers, from already-read objects.
  */
 import assert from "node:assert/strict";
-import { failedRead, fetched, type LeaseFacts } from "../../../lib/doctor/facts.ts";
+import type { LeaseFacts } from "../../../lib/doctor/facts.ts";
+import { failedRead, fetched } from "../../../lib/doctor/fetched.ts";
 import {
   k3sCloudControllerDisabled,
   k3sCloudControllerFinding,

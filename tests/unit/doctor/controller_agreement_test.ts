@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import type { Network, Server } from "../../../lib/cloud/client.ts";
 import { checklist } from "../../../lib/doctor/checklist.ts";
-import { type CloudFacts, fetched, leaseKey } from "../../../lib/doctor/facts.ts";
+import { type CloudFacts, leaseKey } from "../../../lib/doctor/facts.ts";
+import { fetched } from "../../../lib/doctor/fetched.ts";
 import type { Finding } from "../../../lib/doctor/report.ts";
 import type { SlimNode, SlimService } from "../../../lib/kube/slim.ts";
 import { chooseHighAvailability } from "../../../lib/provider/service/load_balancer_plan.ts";
@@ -24,7 +25,7 @@ import {
   serviceIntent,
 } from "../../../lib/provider/service/service_plan.ts";
 import { capabilities, server } from "./doctor_fixtures.ts";
-import { slimService } from "../../support/slim_service.ts";
+import { slimService } from "../../support/fakes/slim_service.ts";
 
 /** A server with its legs: network id → IPv4 address; and its public IPv6 address, if any. */
 interface WorldServer {

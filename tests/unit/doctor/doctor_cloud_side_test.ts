@@ -5,10 +5,10 @@
  * unknown CA, beside a real API server, are in tests/integration/doctor_cloud_test.ts.
  */
 import assert from "node:assert/strict";
-import { resolveCommand } from "../../../lib/config/config.ts";
+import { resolveCommand } from "../../../lib/config/command.ts";
 import { diagnose } from "../../../lib/doctor/doctor.ts";
 import type { Finding } from "../../../lib/doctor/report.ts";
-import { READ_ONLY_TOKEN, startTestCloud, TEST_TOKEN, type TestCloud } from "../../support/simulator.ts";
+import { READ_ONLY_TOKEN, startTestCloud, TEST_TOKEN, type TestCloud } from "../../support/cloud/simulator.ts";
 
 /** Runs the doctor in-process against `cloud` with `token`, without a reachable cluster; its findings by id. */
 async function doctorOf(cloud: TestCloud, token = TEST_TOKEN): Promise<Record<string, Finding>> {

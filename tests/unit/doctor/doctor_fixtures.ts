@@ -20,6 +20,7 @@ export function server(id: string, hostname: string, zone = "de-fsn1"): Server {
     public_ipv6: null,
     public_ipv6_prefix: null,
     public_ipv6_is_private: false,
+    ipv6_renumber_available: false,
     labels: {},
   };
 }

@@ -6,8 +6,10 @@
  */
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { checklist, type ChecklistInput } from "../../../lib/doctor/checklist.ts";
-import { fetched, leaseKey, type ServiceFacts } from "../../../lib/doctor/facts.ts";
+import { checklist } from "../../../lib/doctor/checklist.ts";
+import type { ChecklistInput } from "../../../lib/doctor/checklist_input.ts";
+import { leaseKey, type ServiceFacts } from "../../../lib/doctor/facts.ts";
+import { fetched } from "../../../lib/doctor/fetched.ts";
 import { serviceFacts } from "../../../lib/doctor/gather_facts.ts";
 import {
   type NodeAddressCheckInput,
@@ -15,8 +17,9 @@ import {
   nodeAddressServices,
 } from "../../../lib/doctor/node_address_checks.ts";
 import { matchNodes } from "../../../lib/doctor/placement_checks.ts";
+import { setupNeeds } from "../../../lib/doctor/setup_needs.ts";
 import { parseReservedPorts } from "../../../lib/provider/service/reserved_ports.ts";
-import { slimService } from "../../support/slim_service.ts";
+import { slimService } from "../../support/fakes/slim_service.ts";
 import { capabilities, k3sArgs, network, node, server } from "./doctor_fixtures.ts";
 
 const ON_NODES = { "load-balancer.ankra.cloud/mode": "node-addresses" };
@@ -58,7 +61,7 @@ function input(extra: Partial<NodeAddressCheckInput> & { servers?: ReturnType<ty
     withAddresses("s-b", "b", { v6: "2001:db8::b", v4: "203.0.113.2" }),
   ];
   return {
-    settings: { nodeAddressReservedPorts: RESERVED },
+    settings: { clusterName: "kubernetes", nodeAddressReservedPorts: RESERVED },
     services: [service({ annotations: ON_NODES })],
     nodes,
     matches: matchNodes(nodes, servers),
@@ -66,12 +69,14 @@ function input(extra: Partial<NodeAddressCheckInput> & { servers?: ReturnType<ty
   };
 }
 
-Deno.test("doctor node-addresses: left out when no Service uses the mode and it is not the default", () => {
-  assert.equal(nodeAddressesFinding(input({ services: [service()] })), undefined);
-  assert.equal(nodeAddressesFinding(input({ services: undefined })), undefined);
+Deno.test("doctor node-addresses: no Service of ours in the mode and not the default: the mode is not in use", () => {
+  const settings = { clusterName: "kubernetes" };
+  const inUse = (services: ServiceFacts[] | undefined) => setupNeeds(settings, services, []).nodeAddresses.needed;
+  assert.equal(inUse([service()]), false);
+  assert.equal(inUse(undefined), false);
   // A class another implementation serves is not ours, whatever its annotation says.
-  const foreign = service({ loadBalancerClass: "metallb.io/metallb", annotations: ON_NODES });
-  assert.equal(nodeAddressesFinding(input({ services: [foreign] })), undefined);
+  assert.equal(inUse([service({ loadBalancerClass: "metallb.io/metallb", annotations: ON_NODES })]), false);
+  assert.equal(inUse([service({ annotations: ON_NODES })]), true);
 });
 
 Deno.test("doctor node-addresses: class, annotation or default mode select the Services; a good setup passes", () => {
@@ -85,14 +90,14 @@ Deno.test("doctor node-addresses: class, annotation or default mode select the S
     nodeAddressServices(all, { defaultLoadBalancerMode: "node-addresses" }).map((s) => s.name),
     ["by-annotation", "by-class", "plain"],
   );
-  const finding = nodeAddressesFinding(input({ services: all }))!;
+  const finding = nodeAddressesFinding(input({ services: all }));
   assert.equal(finding.status, "pass", finding.result);
   assert.match(finding.result, /2 Services in node-address mode \(shop\/by-annotation, shop\/by-class\)/);
   assert.match(finding.result, /every node that would serve \(a, b\) has a public address/);
   assert.match(finding.result, /neither k3s ServiceLB nor MetalLB serves them/);
   // The default mode alone makes the check, before any Service exists.
   const byDefault = nodeAddressesFinding(
-    input({ services: [], settings: { defaultLoadBalancerMode: "node-addresses" } }),
+    input({ services: [], settings: { clusterName: "kubernetes", defaultLoadBalancerMode: "node-addresses" } }),
   )!;
   assert.equal(byDefault.status, "pass", byDefault.result);
   assert.match(byDefault.result, /--default-load-balancer-mode=node-addresses \(no such Service yet\)/);
@@ -193,7 +198,7 @@ Deno.test("doctor node-addresses: MetalLB's annotation is kept from the Service 
   assert.deepEqual(plain.annotations, { "load-balancer.ankra.cloud/mode": "node-addresses" });
 });
 
-Deno.test("doctor node-addresses: in the checklist after the k3s checks, only when the mode is in use", () => {
+Deno.test("doctor node-addresses: in the checklist after the k3s checks, skipped saying why when the mode is not in use", () => {
   const checklistInput = (services: ServiceFacts[]): ChecklistInput => ({
     warnings: [],
     settings: {
@@ -236,8 +241,12 @@ Deno.test("doctor node-addresses: in the checklist after the k3s checks, only wh
     },
     now: new Date(),
   });
-  const without = checklist(checklistInput([service()])).map((f) => f.id);
-  assert.ok(!without.includes("node-addresses"));
+  const without = checklist(checklistInput([service()])).find((f) => f.id === "node-addresses")!;
+  assert.equal(without.status, "skip");
+  assert.match(
+    without.result,
+    /^skipped: node-address mode is not in use: no Service is served on node addresses and --default-load-balancer-mode=load-balancer$/,
+  );
   const findings = checklist(checklistInput([service({ annotations: ON_NODES })]));
   const ids = findings.map((f) => f.id);
   assert.equal(ids.indexOf("node-addresses"), ids.indexOf("k3s-cloud-controller") + 1);
@@ -247,7 +256,7 @@ Deno.test("doctor node-addresses: in the checklist after the k3s checks, only wh
 });
 
 Deno.test("doctor node-addresses: what could not be read is said; with nothing to check it is skipped", () => {
-  const settings = { defaultLoadBalancerMode: "node-addresses" as const };
+  const settings = { clusterName: "kubernetes", defaultLoadBalancerMode: "node-addresses" as const };
   const noServices = nodeAddressesFinding(input({ settings, services: undefined, servicesWhy: "forbidden" }))!;
   assert.equal(noServices.status, "pass", noServices.result);
   assert.match(noServices.result, /k3s ServiceLB does not run \(MetalLB was not checked: forbidden\)/);

@@ -2,7 +2,7 @@
  * Where new load balancers go: the private network and the zones' capabilities, from already-read answers.
  */
 import assert from "node:assert/strict";
-import { failedRead, fetched } from "../../../lib/doctor/facts.ts";
+import { failedRead, fetched } from "../../../lib/doctor/fetched.ts";
 import {
   memberNodes,
   networkFinding,

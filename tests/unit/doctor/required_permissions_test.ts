@@ -12,7 +12,7 @@ import {
   LEADER_ELECTION_ROLE,
   leaderElectionRules,
   selfSubjectAccessReview,
-} from "../../../lib/doctor/facts.ts";
+} from "../../../lib/doctor/required_permissions.ts";
 
 const RBAC_YAML = new URL("../../../chart/templates/rbac.yaml", import.meta.url);
 const HELPERS = new URL("../../../chart/templates/_helpers.tpl", import.meta.url);

@@ -1,7 +1,9 @@
 /** The doctor leaves nodes labelled `node.ankra.cloud/managed=false` out of its node checks, as the controller does. */
 import assert from "node:assert/strict";
-import { checklist, type ChecklistInput } from "../../../lib/doctor/checklist.ts";
-import { fetched, leaseKey } from "../../../lib/doctor/facts.ts";
+import { checklist } from "../../../lib/doctor/checklist.ts";
+import type { ChecklistInput } from "../../../lib/doctor/checklist_input.ts";
+import { leaseKey } from "../../../lib/doctor/facts.ts";
+import { fetched } from "../../../lib/doctor/fetched.ts";
 import { capabilities, k3sArgs, network, node, server } from "./doctor_fixtures.ts";
 
 function input(nodes: ReturnType<typeof node>[]): ChecklistInput {

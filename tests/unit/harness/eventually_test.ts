@@ -1,9 +1,9 @@
 /**
- * The tests' one poll loop (tests/support/eventually.ts): it goes on as soon as the condition holds, hands back the
- * value it waited for, fails naming the condition, and looks no more often than told.
+ * The tests' one poll loop (tests/support/wait/eventually.ts): it goes on as soon as the condition holds, hands back
+ * the value it waited for, fails naming the condition, and looks no more often than told.
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../support/eventually.ts";
+import { eventually } from "../../support/wait/eventually.ts";
 
 Deno.test("eventually resolves with the first truthy value, as soon as it appears", async () => {
   let looks = 0;

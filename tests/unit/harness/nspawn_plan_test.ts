@@ -11,7 +11,7 @@ import {
   parseProcessStatus,
   parseProcStat,
   parseSystemctlShow,
-} from "../../support/nspawn_plan.ts";
+} from "../../support/systemd/nspawn_plan.ts";
 
 Deno.test("nspawn boots the root read-only underneath, without asking the host's systemd, on the host's network", () => {
   const args = nspawnArgs({ rootfs: "/cache/root", machine: "ccm-1", stage: "/tmp/stage" });

@@ -9,9 +9,9 @@ import {
   simulatorRouteFixes,
   teardownCommands,
   topologyLeftovers,
-} from "../../support/real_cluster_topology.ts";
-import { realClusterBlockers } from "../../support/real_cluster_host.ts";
-import { REAL_NODE_COMMANDS } from "../../support/real_node_host.ts";
+} from "../../support/real_cluster/real_cluster_topology.ts";
+import { realClusterBlockers } from "../../support/real_cluster/real_cluster_host.ts";
+import { REAL_NODE_COMMANDS } from "../../support/real_node/real_node_host.ts";
 import {
   e2eArgs,
   e2eSummary,
@@ -23,7 +23,7 @@ import {
   skipRegex,
   suiteChanges,
   unexpectedOutcomes,
-} from "../../support/real_cluster_e2e.ts";
+} from "../../support/real_cluster/real_cluster_e2e.ts";
 import { vmLegAddress } from "../../../simulator/data_plane/local_addresses.ts";
 import { parsePrefix } from "../../../lib/ip_address.ts";
 

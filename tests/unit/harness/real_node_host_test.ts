@@ -4,8 +4,13 @@ import {
   describeLeftovers,
   REAL_NODE_COMMANDS,
   realNodeBlockers,
-} from "../../support/real_node_host.ts";
-import { containerdConfig, kubeletArgs, type RealNodeLayout, registryHosts } from "../../support/real_node_files.ts";
+} from "../../support/real_node/real_node_host.ts";
+import {
+  containerdConfig,
+  kubeletArgs,
+  type RealNodeLayout,
+  registryHosts,
+} from "../../support/real_node/real_node_files.ts";
 
 const capable = {
   uid: 0,

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { KubeClient } from "../../../lib/kube/client.ts";
 import { ANSWER_LIMIT_BYTES } from "../../../lib/kube/answer_limits.ts";
-import { errorFromAnswer, KubeApiError, MAX_RETRY_AFTER_MS } from "../../../lib/kube/errors.ts";
+import { errorFromAnswer, KubeApiError } from "../../../lib/kube/errors.ts";
+import { MAX_RETRY_AFTER_MS } from "../../../lib/retry_after.ts";
 import { selfSignedServingCertificate } from "../../../lib/server/self_signed_certificate.ts";
 
 const MIB = 1024 * 1024;

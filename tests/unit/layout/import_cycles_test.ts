@@ -9,7 +9,7 @@ import {
   readImportGraph,
   relativeImports,
   resolveSpecifier,
-} from "../../support/import_graph.ts";
+} from "../../support/layout/import_graph.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 

@@ -3,7 +3,7 @@
  * a module's exports are the list of what the rest of the code base needs from it. Pure: reads the source files.
  */
 import assert from "node:assert/strict";
-import { exportedNames, exportsUsedOnlyInTheirOwnFile } from "../../support/module_exports.ts";
+import { exportedNames, exportsUsedOnlyInTheirOwnFile } from "../../support/layout/module_exports.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 

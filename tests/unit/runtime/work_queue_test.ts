@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { WorkQueue } from "../../../lib/runtime/work_queue.ts";
-import { eventually } from "../../support/eventually.ts";
+import { eventually } from "../../support/wait/eventually.ts";
 
 /** Lets every timer that is already due and every pending callback run: one turn of the event loop. */
 const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 0));

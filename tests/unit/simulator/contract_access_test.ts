@@ -4,9 +4,9 @@
  * limits, Idempotency-Key, the control API and scripted faults.
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../support/eventually.ts";
-import { READ_ONLY_TOKEN, TEST_TOKEN } from "../../support/simulator.ts";
-import { contractHarness, LOAD_BALANCER_BODY } from "../../support/simulator_contract.ts";
+import { eventually } from "../../support/wait/eventually.ts";
+import { READ_ONLY_TOKEN, TEST_TOKEN } from "../../support/cloud/simulator.ts";
+import { contractHarness, LOAD_BALANCER_BODY } from "../../support/cloud/simulator_contract.ts";
 
 Deno.test("tokens: unknown or missing is 401, read-only is 403 on unsafe methods", async () => {
   const h = contractHarness();
@@ -129,6 +129,45 @@ Deno.test("the control API adds, changes and removes servers, and logs and count
   await h.call("POST", "/_simulator/reset", { token: null, body: {} });
   assert.equal(h.sim.count(), 0);
   assert.equal(h.sim.world.servers.size, 0);
+});
+
+Deno.test("the control API changes a server's public addresses: IPv4 add-on bought and released, /64 renumbered", async () => {
+  const h = contractHarness();
+  const added = await h.call("POST", "/_simulator/servers", {
+    token: null,
+    body: { hostname: "worker-8", zone: "de-fsn1", public_ipv6: "2001:db8:aa:1::1", ipv6_renumber_available: true },
+  });
+  const id = (added.body.server as any).id;
+  const server = async () => (await h.valid("get_server", "GET", `/v1/servers/${id}`)).server;
+  const first = await server();
+  assert.deepEqual(
+    [first.public_ipv4, first.public_ipv6, first.public_ipv6_prefix, first.ipv6_renumber_available],
+    [null, "2001:db8:aa:1::1", "2001:db8:aa:1::/64", true],
+    "a /64 from a pool being drained",
+  );
+  const bought = await h.call("PATCH", `/_simulator/servers/${id}`, {
+    token: null,
+    body: { public_ipv4: "198.51.100.7" },
+  });
+  assert.equal(bought.status, 200);
+  assert.equal((await server()).public_ipv4, "198.51.100.7");
+  await h.call("PATCH", `/_simulator/servers/${id}`, { token: null, body: { public_ipv6: "2001:DB8:BB:2::1" } });
+  const renumbered = await server();
+  assert.deepEqual(
+    [renumbered.public_ipv6, renumbered.public_ipv6_prefix, renumbered.ipv6_renumber_available],
+    ["2001:db8:bb:2::1", "2001:db8:bb:2::/64", false],
+    "renumbered: the new /64, no longer from a drained pool",
+  );
+  assert.notEqual(renumbered.updated_at, undefined);
+  const wrong = await h.call("PATCH", `/_simulator/servers/${id}`, {
+    token: null,
+    body: { public_ipv4: "2001:db8::9", state: "stopped" },
+  });
+  assert.equal(wrong.status, 400);
+  assert.match(String(wrong.body.detail ?? wrong.body.title), /public_ipv4 must be an IPv4 address, not "2001:db8::9"/);
+  assert.equal((await server()).state, "started", "a refused change changes nothing");
+  await h.call("PATCH", `/_simulator/servers/${id}`, { token: null, body: { public_ipv4: null } });
+  assert.equal((await server()).public_ipv4, null, "the add-on released");
 });
 
 Deno.test("a scripted fault hits the named operation the given number of times", async () => {

@@ -4,7 +4,7 @@
  * and edge life cycles on a fake clock, zone capabilities and the load balancer quota.
  */
 import assert from "node:assert/strict";
-import { contractHarness, LOAD_BALANCER_BODY, newLoadBalancer } from "../../support/simulator_contract.ts";
+import { contractHarness, LOAD_BALANCER_BODY, newLoadBalancer } from "../../support/cloud/simulator_contract.ts";
 
 Deno.test("lists page with opaque cursors, limit 1-100 (default 50), newest first", async () => {
   const h = contractHarness({ settings: { load_balancer_quota: 200 } });

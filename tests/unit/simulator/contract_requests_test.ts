@@ -4,7 +4,7 @@
  * every operation validates against the client's schemas.
  */
 import assert from "node:assert/strict";
-import { contractHarness, LOAD_BALANCER_BODY, newLoadBalancer } from "../../support/simulator_contract.ts";
+import { contractHarness, LOAD_BALANCER_BODY, newLoadBalancer } from "../../support/cloud/simulator_contract.ts";
 
 Deno.test("request bodies the API refuses are refused with 400 naming the field", async () => {
   const h = contractHarness();

@@ -4,8 +4,8 @@
  * behaves the same (the configuration counts as applied at once).
  */
 import assert from "node:assert/strict";
-import { startTestCloud, testSeed } from "../../support/simulator.ts";
-import { eventually } from "../../support/eventually.ts";
+import { startTestCloud, testSeed } from "../../support/cloud/simulator.ts";
+import { eventually } from "../../support/wait/eventually.ts";
 
 /** The TCP ports listened on in this network namespace (/proc/self/net/tcp and tcp6, state 0A = LISTEN). */
 async function listeningPorts(): Promise<Set<number>> {

@@ -1,17 +1,18 @@
 /**
- * The data plane's pure rules: which addresses each mode serves and contacts, the VMs' legs, the listener plan, the
+ * The data plane's pure rules: which addresses each mode serves and contacts, the VMs' legs, the listeners the plan
+ * gives (`planHaproxies`), the
  * control API's exposure warning and the netns mode's namespace check. (What HAProxy is told and what it says are in
- * `haproxy_config_test.ts` and `haproxy_status_test.ts`.)
+ * `haproxy_config_test.ts` and `haproxy_output_test.ts`.)
  */
 import assert from "node:assert/strict";
 import { servability, unreachableReason, vmLegAddress } from "../../../simulator/data_plane/local_addresses.ts";
-import { planListeners } from "../../../simulator/data_plane/listener_plan.ts";
+import { planHaproxies, type PlanInput } from "../../../simulator/data_plane/haproxy_plan.ts";
 import { controlApiExposureWarning } from "../../../simulator/control_exposure.ts";
 import { interfaceNames, namespaceProblem } from "../../../simulator/data_plane/netns_routes.ts";
 import { DEFAULT_HEALTH_CHECK, type LoadBalancerState } from "../../../simulator/load_balancer_state.ts";
 import type { EdgeState } from "../../../simulator/edges.ts";
 import { World } from "../../../simulator/world.ts";
-import { testSeed } from "../../support/simulator.ts";
+import { testSeed } from "../../support/cloud/simulator.ts";
 
 Deno.test("loopback serves and contacts only 127.0.0.0/8 and ::1; netns everything", () => {
   assert.deepEqual(servability("127.203.113.1", "loopback"), { served: true });
@@ -83,6 +84,11 @@ function runningLoadBalancer(overrides: Partial<LoadBalancerState> = {}): LoadBa
     created_at: "2026-01-01T00:00:00Z",
     ...overrides,
   };
+}
+
+/** Every listener the plan gives for `input`, in order (no networks or certificates). */
+function planListeners(input: Pick<PlanInput, "loadBalancers" | "edges" | "mode">) {
+  return planHaproxies({ ...input, networks: [], certificates: undefined }).flatMap((plan) => plan.listeners);
 }
 
 Deno.test("the listener plan: every frontend on every published address, by the VM holding it; none while creating", () => {

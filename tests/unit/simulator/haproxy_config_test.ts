@@ -6,12 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { renderHaproxyConfig } from "../../../simulator/data_plane/haproxy_config.ts";
-import { planListeners } from "../../../simulator/data_plane/listener_plan.ts";
-import { edgePlan, loadBalancerPlan } from "../../../simulator/data_plane/proxy_plan.ts";
+import { planHaproxies } from "../../../simulator/data_plane/haproxy_plan.ts";
 import type { EdgeState } from "../../../simulator/edges.ts";
 import type { LoadBalancerState } from "../../../simulator/load_balancer_state.ts";
 import { World } from "../../../simulator/world.ts";
-import { testSeed } from "../../support/simulator.ts";
+import { testSeed } from "../../support/cloud/simulator.ts";
 
 const PEM = { certificate_pem: "-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----", private_key_pem: "K" };
 
@@ -86,9 +85,8 @@ function planOf(
   mode: "loopback" | "netns",
   certificates?: Map<string, typeof PEM & { id: string }>,
 ) {
-  const network = new World(testSeed()).network("net-1");
-  const listeners = planListeners({ loadBalancers: [lb], edges: [], mode });
-  return loadBalancerPlan(lb, { network, listeners, mode, certificates });
+  const networks = [new World(testSeed()).network("net-1")];
+  return planHaproxies({ loadBalancers: [lb], edges: [], networks, mode, certificates })[0];
 }
 
 Deno.test("a load balancer pair renders a frontend and backend per VM, each VM's servers leaving from its own leg", () => {
@@ -223,8 +221,14 @@ Deno.test("a combined edge: a tcp frontend and roundrobin backend per frontend_p
       enabled: true,
     },
   ];
-  const listeners = planListeners({ loadBalancers: [], edges: [{ edge, members }], mode: "netns" });
-  const text = renderHaproxyConfig(edgePlan(edge, { members, listeners, mode: "netns" }), { dir: "/d" }).config;
+  const [plan] = planHaproxies({
+    loadBalancers: [],
+    edges: [{ edge, members }],
+    networks: [],
+    mode: "netns",
+    certificates: undefined,
+  });
+  const text = renderHaproxyConfig(plan, { dir: "/d" }).config;
   assert.ok(
     text.endsWith(`
 frontend port-30080

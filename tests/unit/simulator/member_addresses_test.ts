@@ -7,7 +7,7 @@ import { parseIp } from "../../../lib/ip_address.ts";
 import { checkMemberAddress, memberAddressAllowed } from "../../../simulator/member_addresses.ts";
 import { ProblemError } from "../../../simulator/problem.ts";
 import { World } from "../../../simulator/world.ts";
-import { testSeed } from "../../support/simulator.ts";
+import { testSeed } from "../../support/cloud/simulator.ts";
 
 function world(): World {
   const w = new World(testSeed(), { clock: () => 0 });

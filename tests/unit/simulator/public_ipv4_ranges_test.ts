@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { World } from "../../../simulator/world.ts";
-import { testSeed } from "../../support/simulator.ts";
+import { testSeed } from "../../support/cloud/simulator.ts";
 
 Deno.test("public IPv4 addresses come from the seeded ranges in order, then the account has none left", () => {
   const world = new World(testSeed({ settings: { public_ipv4_ranges: ["198.51.100.0/30", "198.51.100.8/30"] } }));

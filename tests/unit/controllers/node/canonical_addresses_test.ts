@@ -5,11 +5,11 @@
  * forms (its address pools replaced for the test).
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../../support/eventually.ts";
-import { fakeNode } from "../../../support/fake_cluster.ts";
-import { startFakeNodeControllers } from "../../../support/fake_node_controllers.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
-import { serverSeed } from "../../../support/simulator.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { fakeNode } from "../../../support/fakes/fake_cluster.ts";
+import { startFakeNodeControllers } from "../../../support/fakes/fake_node_controllers.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
+import { serverSeed } from "../../../support/cloud/simulator.ts";
 import { UNINITIALIZED_TAINT } from "../../../../lib/provider/node/node_plan.ts";
 
 Deno.test("a load balancer whose addresses the API gives zero-padded, uncompressed or IPv4-mapped is published canonical", async () => {

@@ -10,11 +10,11 @@
  */
 import assert from "node:assert/strict";
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../../../../lib/provider/node/node_plan.ts";
-import { moreReads } from "../../../support/cloud_passes.ts";
-import { eventually } from "../../../support/eventually.ts";
-import { fakeNode } from "../../../support/fake_cluster.ts";
-import { startFakeNodeControllers } from "../../../support/fake_node_controllers.ts";
-import { serverSeed } from "../../../support/simulator.ts";
+import { moreReads } from "../../../support/cloud/cloud_passes.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { fakeNode } from "../../../support/fakes/fake_cluster.ts";
+import { startFakeNodeControllers } from "../../../support/fakes/fake_node_controllers.ts";
+import { serverSeed } from "../../../support/cloud/simulator.ts";
 
 const TAINTED = { taints: [{ key: UNINITIALIZED_TAINT, effect: "NoSchedule" }], providerID: undefined };
 

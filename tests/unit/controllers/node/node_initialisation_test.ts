@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import type { SlimNode } from "../../../../lib/kube/slim.ts";
 import { UNINITIALIZED_TAINT } from "../../../../lib/provider/node/node_plan.ts";
-import { moreReads } from "../../../support/cloud_passes.ts";
-import { eventually } from "../../../support/eventually.ts";
-import { fakeNode } from "../../../support/fake_cluster.ts";
-import { startFakeNodeControllers } from "../../../support/fake_node_controllers.ts";
-import { serverSeed } from "../../../support/simulator.ts";
+import { moreReads } from "../../../support/cloud/cloud_passes.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { fakeNode } from "../../../support/fakes/fake_cluster.ts";
+import { startFakeNodeControllers } from "../../../support/fakes/fake_node_controllers.ts";
+import { serverSeed } from "../../../support/cloud/simulator.ts";
 
 /** A Node as a kubelet with `--cloud-provider=external` registers it: tainted, no providerID, no topology labels. */
 function joiningNode(name: string, extra: Partial<SlimNode> = {}): SlimNode {

@@ -6,8 +6,8 @@
  */
 import { EDGE_IN_USE_ANNOTATION } from "../../../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
-import { eventually } from "../../../support/eventually.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
 
 const PREFIX = "load-balancer.ankra.cloud/";
 

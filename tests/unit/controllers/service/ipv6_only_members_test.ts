@@ -5,10 +5,10 @@
  * world (a leg on one server, none on the other) runs end to end in tests/integration/member_address_worlds_test.ts.
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../../support/eventually.ts";
-import { fakeNode } from "../../../support/fake_cluster.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
-import { serverSeed } from "../../../support/simulator.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { fakeNode } from "../../../support/fakes/fake_cluster.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
+import { serverSeed } from "../../../support/cloud/simulator.ts";
 
 Deno.test("300 IPv6-only servers and a Service naming the network: 256 members, each a server's public IPv6", async () => {
   await using env = await startFakeServiceController({ networkId: null });

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { isNotFound } from "../../../../lib/cloud/errors.ts";
 import { LoadBalancerDirectory } from "../../../../lib/controllers/service/load_balancer_directory.ts";
 import { loadBalancerLabels, loadBalancerName } from "../../../../lib/provider/service/load_balancer_names.ts";
-import { eventually } from "../../../support/eventually.ts";
-import { startTestCloud, type TestCloud } from "../../../support/simulator.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
 
 const UID = "uid-this";
 const OTHER = "uid-other";
@@ -82,4 +82,55 @@ Deno.test("without the account's list, the label filter finds a legacy one and r
   const twinFound = await directory.find("shop/twin", { ...wanted("twin"), mayExist: true });
   assert.equal(twinFound?.lb.id, twin);
   assert.ok(twinFound?.foreign);
+});
+
+Deno.test("several load balancers for one Service: the lookup keeps the one its status shows, else the oldest", async () => {
+  await using cloud = await startTestCloud();
+  const labels = { ...loadBalancerLabels("prod", "shop", "dup"), [CLUSTER_UID_LABEL]: UID };
+  const older = await make(cloud, "dup", labels);
+  const newer = await make(cloud, "dup", labels);
+  const shown = await eventually(async () => (await cloud.client.getLoadBalancer(newer)).public_ipv6, 5_000);
+  const directory = () =>
+    new LoadBalancerDirectory(cloud.client, { clusterName: "prod", clusterUid: UID, documentTtlMs: 60_000 });
+  // When a term begins: neither is taken on trust, the label lookup decides with the status in hand.
+  const primed = directory();
+  await primed.prime();
+  assert.equal(primed.idOf("shop/dup"), undefined, "two equally good ones: none remembered from the list");
+  const byStatus = await primed.find("shop/dup", { ...wanted("dup"), mayExist: true, addresses: [shown] });
+  assert.equal(byStatus?.lb.id, newer, "the one whose address the Service's status shows");
+  const unprimed = directory();
+  assert.equal((await unprimed.find("shop/dup", { ...wanted("dup"), mayExist: true }))?.lb.id, older, "the oldest");
+  // The one it uses is deleted (as a duplicate, or by hand): it looks for another before a new one is made.
+  await cloud.client.deleteLoadBalancer(older);
+  await eventually(
+    () => cloud.client.getLoadBalancer(older).then(() => false, (cause) => isNotFound(cause)),
+    5_000,
+    "deleted",
+  );
+  const labelLists = () => cloud.simulator.sim.log.filter((e) => e.path.includes("label=")).length;
+  const before = labelLists();
+  const next = await unprimed.find("shop/dup", { ...wanted("dup"), mayExist: true, fresh: true });
+  assert.equal(next?.lb.id, newer, "the other one serves; none is created");
+  assert.ok(labelLists() > before, "found by the label lookup");
+});
+
+Deno.test("a label lookup whose list has an item it cannot read creates nothing: it may be the Service's", async () => {
+  await using cloud = await startTestCloud();
+  const id = await make(cloud, "spoiled", {
+    ...loadBalancerLabels("prod", "shop", "spoiled"),
+    [CLUSTER_UID_LABEL]: UID,
+  });
+  const directory = new LoadBalancerDirectory(cloud.client, {
+    clusterName: "prod",
+    clusterUid: UID,
+    documentTtlMs: 60_000,
+  });
+  await directory.prime();
+  directory.markUncertain("shop/spoiled"); // as after a create whose outcome is unknown
+  cloud.simulator.sim.faults.add({ operation: "list_load_balancers", malformed: "item", times: 1 });
+  await assert.rejects(
+    directory.find("shop/spoiled", { ...wanted("spoiled"), mayExist: true }),
+    /labelled for shop\/spoiled has 1 item\(s\) that cannot be read; no load balancer is created/,
+  );
+  assert.equal((await directory.find("shop/spoiled", { ...wanted("spoiled"), mayExist: true }))?.lb.id, id);
 });

@@ -11,10 +11,10 @@ import { LoadBalancerSweeper, type SweepPass } from "../../../../lib/controllers
 import { objectKey } from "../../../../lib/kube/object_key.ts";
 import type { SlimService } from "../../../../lib/kube/slim.ts";
 import { loadBalancerLabels } from "../../../../lib/provider/service/load_balancer_names.ts";
-import { eventually } from "../../../support/eventually.ts";
-import { FakeStore } from "../../../support/fake_cluster.ts";
-import { slimService } from "../../../support/slim_service.ts";
-import { startTestCloud, type TestCloud } from "../../../support/simulator.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { FakeStore } from "../../../support/fakes/fake_cluster.ts";
+import { slimService } from "../../../support/fakes/slim_service.ts";
+import { startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
 
 const PERIOD_MS = 300;
 

@@ -6,10 +6,13 @@
  * mode has its load balancer deleted.
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../../support/eventually.ts";
-import { fakeNode } from "../../../support/fake_cluster.ts";
-import { type FakeServiceController, startFakeServiceController } from "../../../support/fake_service_controller.ts";
-import { serverSeed } from "../../../support/simulator.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { fakeNode } from "../../../support/fakes/fake_cluster.ts";
+import {
+  type FakeServiceController,
+  startFakeServiceController,
+} from "../../../support/fakes/fake_service_controller.ts";
+import { serverSeed } from "../../../support/cloud/simulator.ts";
 
 const MODE = "load-balancer.ankra.cloud/mode";
 
@@ -152,4 +155,46 @@ Deno.test("a Local node-address Service is published on the nodes holding its po
   });
   assert.deepEqual(env.services.store.get("default/local")!.ingress.map((i) => i.ip), ["192.0.2.10"]);
   assert.deepEqual(ankraWrites(env), []);
+});
+
+Deno.test("a server's new public IPv4 reaches the Service's ingress at the next server list, with a Normal event naming both", async () => {
+  await using env = await startFakeServiceController({ serverListPeriodMs: 200 });
+  addPublicNode(env, "a", 10);
+  addPublicNode(env, "b", 11);
+  env.addService("web", { ipFamilies: ["IPv4"], annotations: { [MODE]: "node-addresses" } });
+  await env.served("web");
+  const server = env.cloud.simulator.sim.world.server("srv-a");
+  // The IPv4 add-on of a's server changes (released, another bought), as Ankra Cloud changes it under a running server.
+  env.cloud.simulator.sim.world.changePublicAddresses(server, { public_ipv4: "192.0.2.99" });
+  const moved = await eventually(() => {
+    const service = env.services.store.get("default/web");
+    return service?.ingress.some((i) => i.ip === "192.0.2.99") ? service : undefined;
+  }, { what: "the new address in the ingress", timeoutMs: 5_000 });
+  assert.deepEqual(moved.ingress.map((i) => i.ip), ["192.0.2.99", "192.0.2.11"], "in the nodes' order");
+  const changed = env.providerEvents.events.filter((e) => e.reason === "NodeAddressesChanged");
+  assert.equal(changed.length, 1, JSON.stringify(env.providerEvents.events));
+  assert.equal(changed[0].type, "Normal");
+  assert.match(changed[0].message, /IPv4 192\.0\.2\.10 → 192\.0\.2\.99 \(node a\)/);
+  assert.match(
+    changed[0].message,
+    /now served on 192\.0\.2\.99, 192\.0\.2\.11, before on 192\.0\.2\.10, 192\.0\.2\.11/,
+  );
+  // Released: the node is left out (its server has no address of the Service's family), the other one serves.
+  env.cloud.simulator.sim.world.changePublicAddresses(server, { public_ipv4: null });
+  await eventually(() => env.services.store.get("default/web")?.ingress.length === 1 || undefined, {
+    what: "a out of the ingress",
+    timeoutMs: 5_000,
+  });
+  assert.deepEqual(env.services.store.get("default/web")!.ingress.map((i) => i.ip), ["192.0.2.11"]);
+  // An IPv6 renumbering changes nothing for an IPv4 Service: no write, no event.
+  const writes = env.writes.of("writeIngress").length;
+  env.cloud.simulator.sim.world.changePublicAddresses(env.cloud.simulator.sim.world.server("srv-b"), {
+    public_ipv6: "2001:db8:ee::1",
+  });
+  const lists = env.cloud.simulator.sim.count("list_servers");
+  await eventually(() => env.cloud.simulator.sim.count("list_servers") >= lists + 2 || undefined, {
+    what: "two more server lists",
+  });
+  assert.equal(env.writes.of("writeIngress").length, writes);
+  assert.deepEqual(ankraWrites(env), [], "no Ankra write throughout");
 });

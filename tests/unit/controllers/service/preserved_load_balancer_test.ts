@@ -6,8 +6,8 @@
  * same story against a real API server: tests/integration/preserved_load_balancer_test.ts.
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../../support/eventually.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
 
 /** The labels as they are now (the simulator changes them in place). */
 const labelsOf = (lb: { labels: Record<string, string> }): Record<string, string> => lb.labels;

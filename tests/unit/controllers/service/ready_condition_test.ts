@@ -5,9 +5,9 @@
  * API server, are in tests/integration/ready_condition_test.ts.
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../../support/eventually.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
-import { testSeed } from "../../../support/simulator.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
+import { testSeed } from "../../../support/cloud/simulator.ts";
 
 Deno.test("Ready: the account's quota and an API outage say so; the Service serves once they pass", async () => {
   await using env = await startFakeServiceController({

@@ -11,9 +11,9 @@
  */
 import assert from "node:assert/strict";
 import { isNotFound } from "../../../../lib/cloud/errors.ts";
-import { eventually } from "../../../support/eventually.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
-import { testSeed } from "../../../support/simulator.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
+import { testSeed } from "../../../support/cloud/simulator.ts";
 
 const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 

@@ -8,10 +8,10 @@
  * (tests/integration/service_rules_test.ts) and the member rule's worlds (member_address_worlds_test.ts).
  */
 import assert from "node:assert/strict";
-import { moreReads, WRITES } from "../../../support/cloud_passes.ts";
-import { eventually } from "../../../support/eventually.ts";
-import { fakeNode } from "../../../support/fake_cluster.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
+import { moreReads, WRITES } from "../../../support/cloud/cloud_passes.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { fakeNode } from "../../../support/fakes/fake_cluster.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
 
 Deno.test("a node with no server or another provider's neither blocks the network choice nor becomes a member", async () => {
   await using env = await startFakeServiceController({ networkId: null });

@@ -7,10 +7,10 @@
  * network_rules_test.ts) and the annotations carried by traffic (annotation_traffic_test.ts).
  */
 import assert from "node:assert/strict";
-import { moreReads } from "../../../support/cloud_passes.ts";
-import { eventually } from "../../../support/eventually.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
-import { testSeed } from "../../../support/simulator.ts";
+import { moreReads } from "../../../support/cloud/cloud_passes.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
+import { testSeed } from "../../../support/cloud/simulator.ts";
 
 Deno.test("an invalid annotation gets a Warning naming it, and nothing is created until it is fixed", async () => {
   await using env = await startFakeServiceController();

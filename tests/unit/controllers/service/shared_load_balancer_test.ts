@@ -6,8 +6,8 @@
  * it. The same with traffic through the data plane: tests/integration/shared_load_balancer_test.ts.
  */
 import assert from "node:assert/strict";
-import { eventually } from "../../../support/eventually.ts";
-import { startFakeServiceController } from "../../../support/fake_service_controller.ts";
+import { eventually } from "../../../support/wait/eventually.ts";
+import { startFakeServiceController } from "../../../support/fakes/fake_service_controller.ts";
 
 const SHARE = { "load-balancer.ankra.cloud/share": "front" };
 const port = (p: number) => ({ protocol: "TCP", port: p, nodePort: 30000 + p });

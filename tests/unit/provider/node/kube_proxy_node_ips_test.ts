@@ -12,7 +12,7 @@ import {
   sameKubeProxyNodeIps,
 } from "../../../../lib/provider/node/kube_proxy_node_ips.ts";
 import { type NodeServerFacts, planNode, UNINITIALIZED_TAINT } from "../../../../lib/provider/node/node_plan.ts";
-import { fakeNode } from "../../../support/fake_cluster.ts";
+import { fakeNode } from "../../../support/fakes/fake_cluster.ts";
 
 const PUBLIC_V6 = "2001:db8:0:1::1";
 const ULA = "fd64:1:0:1::a00:5";

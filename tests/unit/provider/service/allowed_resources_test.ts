@@ -5,7 +5,7 @@
 import { ANNOTATION_PREFIX } from "../../../../lib/ankra_names.ts";
 import assert from "node:assert/strict";
 import { load as loadYaml } from "js-yaml";
-import { resolveCommand } from "../../../../lib/config/config.ts";
+import { resolveCommand } from "../../../../lib/config/command.ts";
 import { ConfigError } from "../../../../lib/config_error.ts";
 import { helpText } from "../../../../lib/config/help_text.ts";
 import {
@@ -15,8 +15,8 @@ import {
   withinAllowedResources,
 } from "../../../../lib/provider/service/allowed_resources.ts";
 import { serviceIntent } from "../../../../lib/provider/service/service_plan.ts";
-import { slimService } from "../../../support/slim_service.ts";
-import { TEST_TOKEN } from "../../../support/simulator.ts";
+import { slimService } from "../../../support/fakes/slim_service.ts";
+import { TEST_TOKEN } from "../../../support/cloud/simulator.ts";
 
 const ROOT = new URL("../../../..", import.meta.url).pathname;
 const OPTIONS = { clusterName: "prod", defaults: { highAvailability: "auto" as const } };

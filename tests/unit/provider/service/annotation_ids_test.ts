@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { parseAnnotations } from "../../../../lib/provider/service/annotations.ts";
 import { serviceIntent } from "../../../../lib/provider/service/service_plan.ts";
 import { pathId } from "../../../../lib/cloud/cloud_api.ts";
-import { slimService } from "../../../support/slim_service.ts";
+import { slimService } from "../../../support/fakes/slim_service.ts";
 
 const a = (name: string, value: string) => ({ [ANNOTATION_PREFIX + name]: value });
 

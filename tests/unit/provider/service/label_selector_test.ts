@@ -3,9 +3,9 @@
  */
 import assert from "node:assert/strict";
 import { matchesSelector, parseLabelSelector } from "../../../../lib/provider/service/label_selector.ts";
-import { servingIntent } from "../../../../lib/provider/service/local_traffic.ts";
+import { decideService } from "../../../../lib/provider/service/service_decision.ts";
 import type { SlimNode } from "../../../../lib/kube/slim.ts";
-import { slimService } from "../../../support/slim_service.ts";
+import { asLoadBalancer, slimService } from "../../../support/fakes/slim_service.ts";
 
 function matches(selector: string, labels: Record<string, string>): boolean {
   const parsed = parseLabelSelector(selector);
@@ -56,15 +56,15 @@ function node(name: string, labels: Record<string, string>): SlimNode {
 Deno.test("node-selector: members are the matching nodes; none matching waits with NoMatchingNodes; invalid is InvalidAnnotation", () => {
   const nodes = [node("a", { pool: "edge" }), node("bb", { pool: "web" })];
   const options = { clusterName: "prod", defaults: { highAvailability: "auto" as const } };
-  const selected = servingIntent(
+  const selected = decideService(
     slimService({ annotations: { "load-balancer.ankra.cloud/node-selector": "pool=edge" } }),
     nodes,
     options,
   );
-  assert.deepEqual(selected.members.map((m) => m.node), ["a"]);
+  assert.deepEqual(asLoadBalancer(selected).members.map((m) => m.node), ["a"]);
   assert.equal(selected.waitFor, undefined);
   assert.equal(selected.notices.find((n) => n.topic === "node-selector")?.message, undefined);
-  const none = servingIntent(
+  const none = decideService(
     slimService({ annotations: { "load-balancer.ankra.cloud/node-selector": "pool=gpu" } }),
     nodes,
     options,
@@ -73,7 +73,7 @@ Deno.test("node-selector: members are the matching nodes; none matching waits wi
   const notice = none.notices.find((n) => n.topic === "node-selector")!;
   assert.equal(notice.reason, "NoMatchingNodes");
   assert.match(notice.message!, /"pool=gpu" matches no eligible node/);
-  const invalid = servingIntent(
+  const invalid = decideService(
     slimService({ annotations: { "load-balancer.ankra.cloud/node-selector": "pool in (edge" } }),
     nodes,
     options,

@@ -2,7 +2,8 @@
  * `--require-load-balancer-class`: which Services this controller serves, and what the command line accepts.
  */
 import assert from "node:assert/strict";
-import { type Config, resolveCommand } from "../../../../lib/config/config.ts";
+import { resolveCommand } from "../../../../lib/config/command.ts";
+import type { Config } from "../../../../lib/config/config.ts";
 import { ConfigError } from "../../../../lib/config_error.ts";
 import type { SlimService } from "../../../../lib/kube/slim.ts";
 import { FINALIZER, needsCleanup, wantsLoadBalancer } from "../../../../lib/provider/service/service_plan.ts";

@@ -14,7 +14,7 @@ import {
 } from "../../../../lib/provider/service/load_balancer_sharing.ts";
 import { loadBalancerOwnership, servesService } from "../../../../lib/provider/service/load_balancer_ownership.ts";
 import { parseAnnotations } from "../../../../lib/provider/service/annotations.ts";
-import { slimService } from "../../../support/slim_service.ts";
+import { slimService } from "../../../support/fakes/slim_service.ts";
 
 const SHARE = "load-balancer.ankra.cloud/share";
 const sharer = (name: string, created: string, ports: number[], annotations: Record<string, string> = {}) =>

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import type { SlimNode } from "../../../../lib/kube/slim.ts";
-import { servingIntent, trafficNodes } from "../../../../lib/provider/service/local_traffic.ts";
+import { trafficNodes } from "../../../../lib/provider/service/local_traffic.ts";
+import { decideService } from "../../../../lib/provider/service/service_decision.ts";
 import { serviceIntent } from "../../../../lib/provider/service/service_plan.ts";
-import { slimService } from "../../../support/slim_service.ts";
+import { asLoadBalancer, slimService } from "../../../support/fakes/slim_service.ts";
 
 function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
   return {
@@ -18,7 +19,7 @@ function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
 }
 
 const NODES = [node("a"), node("bb"), node("ccc")];
-const names = (nodes: SlimNode[]) => nodes.map((n) => n.name);
+const names = (nodes: readonly SlimNode[]) => nodes.map((n) => n.name);
 
 Deno.test("a Local Service is served only by the nodes holding a ready endpoint", () => {
   assert.deepEqual(names(trafficNodes({ externalTrafficPolicy: "Local" }, NODES, new Set(["bb", "ccc"]))), [
@@ -56,7 +57,7 @@ Deno.test("the members of a Local Service are the ready nodes' addresses", () =>
     clusterName: "prod",
     defaults: { highAvailability: "auto" },
   });
-  assert.deepEqual(intent.members.map((m) => m.node), ["a"]);
+  assert.deepEqual(asLoadBalancer(intent).members.map((m) => m.node), ["a"]);
 });
 
 Deno.test("a Local Service's notices about the cluster's nodes are decided over every node", () => {
@@ -68,12 +69,12 @@ Deno.test("a Local Service's notices about the cluster's nodes are decided over 
   });
   const nodes = [...NODES, k3sServer];
   const options = { clusterName: "prod", defaults: { highAvailability: "auto" as const } };
-  const intent = servingIntent(service, nodes, { ...options, readyNodes: new Set(["a"]) });
-  assert.deepEqual(intent.members.map((m) => m.node), ["a"]);
+  const intent = decideService(service, nodes, { ...options, readyNodes: new Set(["a"]) });
+  assert.deepEqual(asLoadBalancer(intent).members.map((m) => m.node), ["a"]);
   const k3sNotice = (i: typeof intent) => i.notices.find((n) => n.topic === "service-lb")?.message;
   assert.equal(
     k3sNotice(intent),
-    k3sNotice(servingIntent({ ...service, externalTrafficPolicy: "Cluster" }, nodes, options)),
+    k3sNotice(decideService({ ...service, externalTrafficPolicy: "Cluster" }, nodes, options)),
   );
   assert.ok(k3sNotice(intent), "the k3s ServiceLB notice still names the server");
 });

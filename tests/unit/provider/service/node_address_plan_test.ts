@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import type { SlimNode } from "../../../../lib/kube/slim.ts";
 import {
+  ingressChange,
   type NodeAddressInput,
   type NodeAddressPlan,
   planNodeAddresses,
+  publicAddressesOf,
   servingNodes,
 } from "../../../../lib/provider/service/node_address_plan.ts";
 import {
@@ -11,10 +13,10 @@ import {
   parseReservedPorts,
   reservedRangeOf,
 } from "../../../../lib/provider/service/reserved_ports.ts";
-import { servingMode } from "../../../../lib/provider/service/serving_mode.ts";
+import { servingMode, servingModeOf } from "../../../../lib/provider/service/serving_mode.ts";
 import { serviceIntent } from "../../../../lib/provider/service/service_plan.ts";
-import { servingIntent } from "../../../../lib/provider/service/local_traffic.ts";
-import { slimService } from "../../../support/slim_service.ts";
+import { decideService } from "../../../../lib/provider/service/service_decision.ts";
+import { slimService } from "../../../support/fakes/slim_service.ts";
 
 function node(name: string, extra: Partial<SlimNode> = {}): SlimNode {
   return {
@@ -73,6 +75,42 @@ Deno.test("node-address mode: the class decides, then the annotation, then the c
   assert.equal(servingMode({}, "load-balancer", "node-addresses"), "load-balancer");
   assert.equal(servingMode({}, undefined, "node-addresses"), "node-addresses");
   assert.equal(servingMode({ loadBalancerClass: "other.example/lb" }, undefined, "load-balancer"), "load-balancer");
+  assert.equal(servingMode({}, undefined, undefined), "load-balancer", "without --default-load-balancer-mode");
+});
+
+Deno.test("servingModeOf reads the annotation itself; an invalid one says nothing, so the class or the default decides", () => {
+  const annotated = slimService({ annotations: { "load-balancer.ankra.cloud/mode": "node-addresses" } });
+  assert.equal(servingModeOf(annotated, undefined), "node-addresses");
+  assert.equal(servingModeOf(slimService({}), "node-addresses"), "node-addresses");
+  assert.equal(servingModeOf(slimService({}), undefined), "load-balancer");
+  const invalid = slimService({ annotations: { "load-balancer.ankra.cloud/mode": "nodes-please" } });
+  assert.equal(servingModeOf(invalid, "load-balancer"), "load-balancer");
+  assert.equal(servingModeOf(invalid, "node-addresses"), "node-addresses");
+  const classed = slimService({ loadBalancerClass: "ankra.cloud/node-addresses", annotations: invalid.annotations });
+  assert.equal(servingModeOf(classed, "load-balancer"), "node-addresses");
+});
+
+Deno.test("a server's public addresses: its IPv6 unless a private ULA, its IPv4 add-on; a change named per family", () => {
+  assert.deepEqual(
+    publicAddressesOf({ public_ipv6: "2001:db8::1", public_ipv4: "198.51.100.7", public_ipv6_is_private: false }),
+    { ipv6: "2001:db8::1", ipv4: "198.51.100.7" },
+  );
+  assert.deepEqual(publicAddressesOf({ public_ipv6: "fd00::1", public_ipv4: null, public_ipv6_is_private: true }), {});
+  const nodeOf = (ip: string) => ({ "198.51.100.8": "a", "2001:db8:3::1": "b", "198.51.100.5": "c" })[ip];
+  assert.equal(
+    ingressChange(
+      ["2001:db8:2::1", "198.51.100.7", "198.51.100.9"],
+      ["2001:db8:3::1", "198.51.100.8", "198.51.100.9"],
+      nodeOf,
+    ),
+    "IPv6 2001:db8:2::1 → 2001:db8:3::1 (node b); IPv4 198.51.100.7 → 198.51.100.8 (node a)",
+  );
+  assert.equal(
+    ingressChange(["198.51.100.9"], ["198.51.100.9", "198.51.100.5"], nodeOf),
+    "IPv4 none → 198.51.100.5 (node c)",
+  );
+  assert.equal(ingressChange(["198.51.100.7", "198.51.100.9"], ["198.51.100.9"], nodeOf), "IPv4 198.51.100.7 → none");
+  assert.equal(ingressChange(["198.51.100.9"], ["198.51.100.9"], nodeOf), "", "nothing changed");
 });
 
 Deno.test("the ingress is each serving node's public address of the Service's families, primary family first, ipMode VIP", () => {
@@ -226,7 +264,7 @@ Deno.test("a Local node-address Service is published on the nodes holding a read
     annotations: { "load-balancer.ankra.cloud/mode": "node-addresses" },
     ports: [{ port: 80, protocol: "TCP", nodePort: 30080 }],
   });
-  const intent = servingIntent(service, [node("a"), node("b")], {
+  const intent = decideService(service, [node("a"), node("b")], {
     clusterName: "k",
     defaults: { highAvailability: "auto" },
     readyNodes: new Set(["b"]),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { SlimNode } from "../../../../lib/kube/slim.ts";
 import { serviceNetworkMembers } from "../../../../lib/provider/service/load_balancer_network.ts";
-import { slimService } from "../../../support/slim_service.ts";
+import { asLoadBalancer, slimService } from "../../../support/fakes/slim_service.ts";
 import {
   chooseZone,
   eligibleNodes,
@@ -106,7 +106,11 @@ Deno.test("only nodes matched to Ankra servers are members: a foreign or unmatch
   ];
   const intent = serviceIntent(slimService(), nodes, OPTIONS);
   assert.deepEqual(intent.nodes.map((n) => n.name), ["ankra-1"]);
-  assert.deepEqual(intent.members.map((m) => m.node), ["ankra-1"], "10.0.0.99 of the AWS node is not a member");
+  assert.deepEqual(
+    asLoadBalancer(intent).members.map((m) => m.node),
+    ["ankra-1"],
+    "10.0.0.99 of the AWS node is not a member",
+  );
   assert.equal(intent.pendingNodes, 1, "the joining node will be matched soon");
   assert.equal(intent.noNodes, false);
 });
