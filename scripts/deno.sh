@@ -64,8 +64,14 @@ done
 check_runtime_binary "$platform" "$stage/node_modules/$platform/deno"
 cp -- "$stage/node_modules/$platform/deno" "$stage/node_modules/deno/deno"
 chmod 0755 "$stage/node_modules/$platform/deno" "$stage/node_modules/deno/deno"
-"$stage/node_modules/deno/deno" --version | grep -q "^deno $DENO_VERSION " ||
-  { echo "deno.sh: the installed deno does not report $DENO_VERSION" >&2; exit 1; }
+# The version is read whole into a variable first: `--version | grep -q` under pipefail fails when grep exits at its
+# first match and deno then dies of SIGPIPE writing its next line.
+reported="$("$stage/node_modules/deno/deno" --version 2>&1)" ||
+  { echo "deno.sh: the downloaded deno $DENO_VERSION cannot run here (deno --version failed: ${reported%%$'\n'*})" >&2; exit 1; }
+case "$reported" in
+  "deno $DENO_VERSION "*) ;;
+  *) echo "deno.sh: the installed deno reports '${reported%%$'\n'*}', not $DENO_VERSION" >&2; exit 1 ;;
+esac
 rm -rf "$root/node_modules"
 mv "$stage/node_modules" "$root/node_modules"
 stamp_line >"$stamp"

@@ -92,9 +92,9 @@ kube_wrapper_module() {
   gomod="$(printf '%s' "$info" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
   KUBE_DIR="$(printf '%s' "$info" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
   [ -n "$gomod" ] || { log "could not download k8s.io/kubernetes@$version from the Go module proxy"; exit 1; }
-  edit_args=(-go="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod" | head -1)" -require="k8s.io/kubernetes@$version")
+  edit_args=(-go="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$gomod" | sed -n 1p)" -require="k8s.io/kubernetes@$version")
   for p in "$@"; do edit_args+=(-tool="$p"); done
-  m="$(sed -n 's/^godebug default=\(go[0-9.]*\)$/\1/p' "$gomod" | head -1)"
+  m="$(sed -n 's/^godebug default=\(go[0-9.]*\)$/\1/p' "$gomod" | sed -n 1p)"
   [ -n "$m" ] && edit_args+=(-godebug="default=$m")
   # Every `k8s.io/<x> v0.0.0` requirement of k8s.io/kubernetes is a staging module: its tag is v0.<minor>.<patch>.
   for m in $(awk '$2 == "v0.0.0" && $1 ~ /^k8s\.io\// {print $1}' "$gomod" | sort -u); do

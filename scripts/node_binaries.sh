@@ -55,7 +55,7 @@ go mod init ccm-tests/containerd >/dev/null 2>&1
 cm=github.com/containerd/containerd/v2
 cd_gomod="$(go mod download -json "$cm@$CONTAINERD_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
 [ -n "$cd_gomod" ] || { log "could not download $cm@$CONTAINERD_VERSION from the Go module proxy"; exit 1; }
-go mod edit -go="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$cd_gomod" | head -1)" -require="$cm@$CONTAINERD_VERSION" \
+go mod edit -go="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$cd_gomod" | sed -n 1p)" -require="$cm@$CONTAINERD_VERSION" \
   -tool="$cm/cmd/containerd" -tool="$cm/cmd/containerd-shim-runc-v2" -tool="$cm/cmd/ctr"
 go mod tidy >&2
 build_containerd() {

@@ -103,5 +103,5 @@ if [ "${#problems[@]}" -gt 0 ]; then
 fi
 # The pinned Deno (outside the clone), from the npm registry, once.
 bash "$here/deno.sh" >/dev/null
-$verbose && echo "prerequisites: deno $("$(bash "$here/deno.sh")" --version | head -1 | cut -d' ' -f2) ✓"
+$verbose && echo "prerequisites: deno $("$(bash "$here/deno.sh")" --version | sed -n 1p | cut -d' ' -f2) ✓"
 exit 0

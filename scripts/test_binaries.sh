@@ -87,7 +87,7 @@ go_cached "$etcd_dest" has_etcd || (
   go_step "etcd $ETCD_VERSION (1 of 2)" $NICE go build -trimpath -ldflags="-s -w" -o "$STAGE/etcd" go.etcd.io/etcd/server/v3
   go_step "etcdctl $ETCD_VERSION (2 of 2)" \
     $NICE go build -trimpath -ldflags="-s -w" -o "$STAGE/etcdctl" go.etcd.io/etcd/etcdctl/v3
-  "$STAGE/etcd" --version | head -1 >&2
+  "$STAGE/etcd" --version | sed -n 1p >&2
   go_build_end "$etcd_dest" "etcd and etcdctl $ETCD_VERSION" >/dev/null
 )
 

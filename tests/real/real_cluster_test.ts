@@ -457,14 +457,18 @@ Deno.test({
           return both ? found : undefined;
         });
         // The chart's controller lists servers every 10 s and drains for 30 s: the stop is due 55 s ahead.
-        const { announced, unannounced } = await plannedAgainstUnannouncedStop(cluster, PLANNED, address, 55_000);
+        const { announced, unannounced } = await plannedAgainstUnannouncedStop(cluster, PLANNED, APP, address, 55_000);
         console.log(
           `${describeStopRun("announced stop", announced)}\n${describeStopRun("unannounced stop", unannounced)}`,
         );
-        assert.equal(announced.failedBefore + announced.failedAfter, 0, describeStopRun("announced", announced));
+        assert.equal(announced.failedBefore + announced.failedAfter, 0, describeStopRun("announced", announced, true));
         // Unannounced, every connect to node b times out (5 s) before another member until node b is out; announced,
         // node b is off the load balancer before the power-off and stays off once its server is stopped.
-        assert.equal(announced.slowAfter, 0, "after an announced power-off no request meets node b");
+        assert.equal(
+          announced.slowAfter,
+          0,
+          `after an announced power-off no request meets node b: ${describeStopRun("announced", announced, true)}`,
+        );
         assert.ok(unannounced.slowAfter > 0, "the unannounced power-off, compared, meets node b");
         assert.ok(announced.drainedAfterS !== undefined, "node b was drained before its server went down");
         assert.ok(announced.removedAfterS !== undefined, "node b was off the load balancer before the power-off");

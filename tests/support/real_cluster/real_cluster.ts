@@ -25,8 +25,7 @@ import type { Seed } from "../../../simulator/seed.ts";
 import { type SharedControlPlane, startProcess, stopProcess } from "../control_plane/control_plane.ts";
 import { helm, kubectl, toolPath, type ToolResult } from "../chart/helm.ts";
 import { deployClusterDns } from "./real_cluster_dns.ts";
-import { apiserverArgs } from "../real_node/real_node_files.ts";
-import { apiserverReady } from "../real_node/real_control_plane.ts";
+import { startApiserver, startControllerManager } from "../real_node/real_control_plane.ts";
 import { controllerCommand } from "./real_cluster_commands.ts";
 import { type ClusterTopology, clusterTopology } from "./real_cluster_topology.ts";
 import type { ClusterNode } from "./real_cluster_node.ts";
@@ -156,13 +155,18 @@ function clusterHandle(state: ClusterState, options: RealClusterOptions): RealCl
     simulatorUrl: state.simulatorUrl,
     simulatorControl: simulator.control,
     restartApiserver: async () => {
-      const old = state.processes.get("kube-apiserver");
-      if (old) await stopProcess(old, 15_000);
-      Deno.renameSync(`${paths.logs}/kube-apiserver.log`, `${paths.logs}/kube-apiserver-before-restart.log`);
-      const args = apiserverArgs(state.layout, state.timings);
-      await apiserverReady(state, [
-        startHostProcess(state, "kube-apiserver", state.parts.testBinaries.kubeApiserver, args),
-      ]);
+      // kube-controller-manager goes down and up with the API server, as a k3s server's restart (one process) takes
+      // both: its node monitor then counts the kubelets' leases afresh. Left running, it saw leases older than its 20 s
+      // grace after a slow restart on a loaded machine and evicted a node's pods (echo pod, CoreDNS) 7 s after the API
+      // server was back — a restart no real cluster (defaults 50 s and 300 s) would turn into an eviction.
+      const start = (name: string, command: string, args: string[]) => startHostProcess(state, name, command, args);
+      for (const name of ["kube-controller-manager", "kube-apiserver"]) {
+        const old = state.processes.get(name);
+        if (old) await stopProcess(old, 15_000);
+        Deno.renameSync(`${paths.logs}/${name}.log`, `${paths.logs}/${name}-before-restart.log`);
+      }
+      await startApiserver(state, state.parts, start);
+      startControllerManager(state, state.parts, start);
     },
     startController: () => {
       const controllerKubeconfig = `${state.dir}/nodes/${topology.nodes[0].name}/admin.kubeconfig`;

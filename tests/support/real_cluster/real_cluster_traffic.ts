@@ -14,6 +14,8 @@ export interface MemberView {
   port: number;
   /** `up`, `down`, or null while nothing checks it. */
   health: "up" | "down" | null;
+  /** Its weight (0 while it drains; absent where the document leaves it out, meaning the default). */
+  weight?: number;
   /** Connections the data plane forwarded to it. */
   connections_total: number;
 }

@@ -60,28 +60,59 @@ export function apiserverReady(state: RealControlPlaneState, alive: Started[]): 
   }, alive);
 }
 
+/** The binaries the control plane runs: etcd and kube-apiserver from the test binaries, the rest from the node's. */
+export interface ControlPlaneParts {
+  /** etcd, kube-apiserver. */
+  testBinaries: ControlPlaneBinaries;
+  /** The directory holding kube-controller-manager and kube-scheduler. */
+  nodeBinaries: string;
+}
+
+/** Starts kube-apiserver and waits until it is ready, failing at once when it (or a process of `alive`) exits. */
+export async function startApiserver(
+  state: RealControlPlaneState,
+  parts: ControlPlaneParts,
+  start: StartProcess,
+  alive: Started[] = [],
+): Promise<void> {
+  const apiserver = start(
+    "kube-apiserver",
+    parts.testBinaries.kubeApiserver,
+    apiserverArgs(state.layout, state.timings),
+  );
+  await apiserverReady(state, [...alive, apiserver]);
+}
+
+/** Starts kube-controller-manager (its node lifecycle timings are `state.timings`'). */
+export function startControllerManager(
+  state: RealControlPlaneState,
+  parts: ControlPlaneParts,
+  start: StartProcess,
+): Started {
+  return start(
+    "kube-controller-manager",
+    `${parts.nodeBinaries}/kube-controller-manager`,
+    controllerManagerArgs(state.layout, state.timings),
+  );
+}
+
 /**
  * etcd, kube-apiserver (ready), kube-controller-manager and kube-scheduler: etcd and kube-apiserver from the test
  * binaries, the other two from the node binaries' directory.
  */
 export async function startRealControlPlane(
   state: RealControlPlaneState,
-  binaries: { testBinaries: ControlPlaneBinaries; nodeBinaries: string },
+  binaries: ControlPlaneParts,
   start: StartProcess,
 ): Promise<void> {
-  const { layout, timings, plane } = state;
+  const { layout, plane } = state;
   const etcd = start("etcd", binaries.testBinaries.etcd, etcdArgs(layout));
   await untilAlive("etcd", 30_000, async () => {
     const response = await fetch(`${plane.etcdUrl}/health`);
     await response.body?.cancel();
     return response.ok;
   }, [etcd]);
-  const apiserver = start("kube-apiserver", binaries.testBinaries.kubeApiserver, apiserverArgs(layout, timings));
-  await apiserverReady(state, [etcd, apiserver]);
-  start(
-    "kube-controller-manager",
-    `${binaries.nodeBinaries}/kube-controller-manager`,
-    controllerManagerArgs(layout, timings),
-  );
+  await startApiserver(state, binaries, start, [etcd]);
+  startControllerManager(state, binaries, start);
   start("kube-scheduler", `${binaries.nodeBinaries}/kube-scheduler`, schedulerArgs(layout));
 }
