@@ -140,18 +140,21 @@ export class NodeAddressServing implements ServingStrategy<NodeAddressIntent> {
 
   /**
    * After a server list: true when some node's server has other public addresses than at the list before (an IPv4
-   * add-on bought or released, an IPv6 /64 renumbered, a server listed for the first time); false after the first list.
+   * add-on bought or released, an IPv6 /64 renumbered, a node or its server listed for the first time).
    */
   serversMoved(): boolean {
+    // A node not in the last list's record counts as moved too — the first list that sees it included: the Services
+    // were published from addresses read before it (a pass's own list, or none while the node store was still empty
+    // at the start), which may already be old. Taking that first list as the baseline missed a change made before it
+    // for good. The extra look costs one pass per node-address Service, which writes nothing when the ingress stays.
     let moved = false;
-    const first = this.#listed.size === 0;
     const seen = new Set<string>();
     for (const node of this.#options.nodes.list()) {
       const now = this.#addressesNow(node.name);
       const text = now ? `${now.ipv6 ?? ""}|${now.ipv4 ?? ""}` : "";
       seen.add(node.name);
       if (this.#listed.get(node.name) !== text) {
-        moved ||= !first;
+        moved = true;
         this.#listed.set(node.name, text);
       }
     }

@@ -26,6 +26,8 @@ import { slimService } from "./slim_service.ts";
 export interface FakeServiceController extends AsyncDisposable {
   /** The simulator and its client. */
   cloud: TestCloud;
+  /** The shared server list the controller reads (a test may make it list now: `refresh({ force: true })`). */
+  servers: CloudView;
   /** The Services the controller reads (a test puts and changes them). */
   services: FakeStore<SlimService>;
   /** The Nodes the controller reads. */
@@ -146,6 +148,7 @@ export async function startFakeServiceController(
   return {
     endpoints,
     cloud,
+    servers,
     services,
     nodes,
     writes,

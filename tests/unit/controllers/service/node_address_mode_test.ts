@@ -198,3 +198,33 @@ Deno.test("a server's new public IPv4 reaches the Service's ingress at the next 
   assert.equal(env.writes.of("writeIngress").length, writes);
   assert.deepEqual(ankraWrites(env), [], "no Ankra write throughout");
 });
+
+Deno.test("a server's address changed before the first server list that saw its node is still followed", async () => {
+  // As at a controller's start: the first server list runs while the node store is still empty, so it records no node.
+  // (The controller listens to the server lists from the start: run() subscribes before its first await.)
+  await using env = await startFakeServiceController();
+  env.cloud.simulator.sim.world.addServer(serverSeed({
+    id: "srv-a",
+    hostname: "a",
+    zone: "de-fsn1",
+    public_ipv4: "192.0.2.10",
+    interfaces: [{ network_id: "net-1", address: "10.0.0.10" }],
+  }));
+  assert.ok(await env.servers.refresh({ force: true }), "the first list");
+  env.nodes.put(fakeNode("a", { providerID: "ankracloud://de-fsn1/srv-a" }));
+  env.addService("web", { ipFamilies: ["IPv4"], annotations: { [MODE]: "node-addresses" } });
+  assert.deepEqual((await env.served("web")).ingress.map((i) => i.ip), ["192.0.2.10"]);
+  // The address changes before the next list, the first one to see node a: that list must not take it as the
+  // baseline (the ingress would keep the old address for good), but let the Service look.
+  env.cloud.simulator.sim.world.changePublicAddresses(env.cloud.simulator.sim.world.server("srv-a"), {
+    public_ipv4: "192.0.2.99",
+  });
+  assert.ok(await env.servers.refresh({ force: true }), "the next list");
+  await eventually(
+    () => env.services.store.get("default/web")?.ingress.some((i) => i.ip === "192.0.2.99") || undefined,
+    {
+      what: "the new address in the ingress",
+      timeoutMs: 5_000,
+    },
+  );
+});
