@@ -30,21 +30,9 @@ import {
   serviceExists,
 } from "../support/controller/service_fixtures.ts";
 import { startServiceController } from "../support/controller/service_controller.ts";
-import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, startTestCloud, TEST_TOKEN, type TestCloud } from "../support/cloud/simulator.ts";
 
 const SWEEP_PERIOD_MS = 1_500;
-
-/** Creates a load balancer through the simulator's API, as a script or a person would. */
-async function createLoadBalancer(cloud: TestCloud, name: string, labels: Record<string, string>): Promise<string> {
-  const { loadBalancer } = await cloud.client.createLoadBalancer({
-    zone: "de-fsn1",
-    name,
-    network_id: "net-1",
-    labels,
-    public_ipv4: false,
-  });
-  return loadBalancer.id;
-}
 
 /** The simulator's load balancers of the cluster with `uid` labelled for Service `name`, not being deleted. */
 function liveFor(cloud: TestCloud, name: string, uid: string) {
@@ -65,9 +53,12 @@ Deno.test("a duplicate made behind the controller's back is deleted; the served 
     const [kept] = liveFor(env.cloud, name, env.clusterUid);
     const own = { ...loadBalancerLabels("test", NS, name), [CLUSTER_UID_LABEL]: env.clusterUid };
     const lbName = loadBalancerName("test", NS, name);
-    const duplicate = await createLoadBalancer(env.cloud, lbName, own);
-    const otherCluster = await createLoadBalancer(env.cloud, lbName, { ...own, [CLUSTER_UID_LABEL]: "another-uid" });
-    const unlabelled = await createLoadBalancer(env.cloud, lbName, {});
+    const duplicate = await createLabelledLoadBalancer(env.cloud, lbName, own);
+    const otherCluster = await createLabelledLoadBalancer(env.cloud, lbName, {
+      ...own,
+      [CLUSTER_UID_LABEL]: "another-uid",
+    });
+    const unlabelled = await createLabelledLoadBalancer(env.cloud, lbName, {});
     const createsBefore = sim.count("create_load_balancer");
     const metrics = new MetricsRegistry();
     const passes: SweepPass[] = [];
@@ -140,7 +131,7 @@ Deno.test("the controller binary deletes a duplicate with the leak sweep off, sa
       (await kubeOk<{ metadata: { uid: string } }>(testControlPlane(), "GET", "/api/v1/namespaces/kube-system"))
         .metadata.uid;
     const [kept] = liveFor(cloud, name, uid);
-    const duplicate = await createLoadBalancer(cloud, loadBalancerName(cluster, NS, name), {
+    const duplicate = await createLabelledLoadBalancer(cloud, loadBalancerName(cluster, NS, name), {
       ...loadBalancerLabels(cluster, NS, name),
       [CLUSTER_UID_LABEL]: uid,
     });

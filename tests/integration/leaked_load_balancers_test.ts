@@ -21,24 +21,12 @@ import {
   serviceExists,
 } from "../support/controller/service_fixtures.ts";
 import { type RunningServiceController, startServiceController } from "../support/controller/service_controller.ts";
-import { startTestCloud, TEST_TOKEN, type TestCloud } from "../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, startTestCloud, TEST_TOKEN, type TestCloud } from "../support/cloud/simulator.ts";
 import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/service/load_balancer_sweeper.ts";
 import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";
 
 const SWEEP_PERIOD_MS = 1_500;
-
-/** Creates a load balancer in the simulator with `labels`, as another controller or a person would. */
-async function createLoadBalancer(cloud: TestCloud, name: string, labels: Record<string, string>): Promise<string> {
-  const { loadBalancer } = await cloud.client.createLoadBalancer({
-    zone: "de-fsn1",
-    name,
-    network_id: "net-1",
-    labels,
-    public_ipv4: false,
-  });
-  return loadBalancer.id;
-}
 
 /** Runs a sweeper over the harness's Services; its passes are recorded with the time they ended. */
 function startSweeper(env: Pick<RunningServiceController, "cloud" | "services" | "clusterUid">) {
@@ -74,10 +62,10 @@ Deno.test("a Service deleted without its finalizer loses its load balancer at th
   try {
     await eventually(async () => ingressIps(await getService(name)).length > 0, 15_000, "an address");
     const [leakedId] = [...sim.loadBalancers.items.keys()];
-    const otherCluster = await createLoadBalancer(env.cloud, "k8s-staging-default-web", {
+    const otherCluster = await createLabelledLoadBalancer(env.cloud, "k8s-staging-default-web", {
       ...loadBalancerLabels("staging", NS, name),
     });
-    const unlabelled = await createLoadBalancer(env.cloud, `k8s-test-${NS}-${name}-copy`, {});
+    const unlabelled = await createLabelledLoadBalancer(env.cloud, `k8s-test-${NS}-${name}-copy`, {});
     // While the controller is down, someone strips the finalizer and deletes the Service.
     await env.stopController();
     await kubeOk(testControlPlane(), "PATCH", `/api/v1/namespaces/${NS}/services/${name}`, {
@@ -123,7 +111,7 @@ Deno.test("the controller binary sweeps a leak by default, only reports it in a 
   // The binary reads the test control plane's kube-system UID: the leak carries it, so it is this cluster's.
   const uid = (await kubeOk<{ metadata: { uid: string } }>(testControlPlane(), "GET", "/api/v1/namespaces/kube-system"))
     .metadata.uid;
-  const leakedId = await createLoadBalancer(
+  const leakedId = await createLabelledLoadBalancer(
     cloud,
     `k8s-${cluster}-default-gone`,
     { ...loadBalancerLabels(cluster, NS, "gone"), [CLUSTER_UID_LABEL]: uid },

@@ -117,3 +117,22 @@ export async function createServedNode(
   body.spec.taints = [];
   await kubeOk(plane, "POST", "/api/v1/nodes", { body });
 }
+
+/**
+ * Creates a load balancer in the simulator through its API with `labels`, in de-fsn1 on net-1 without a public IPv4,
+ * as another controller, a script or a person would (the leak sweep's and the duplicate rule's tests); its id.
+ */
+export async function createLabelledLoadBalancer(
+  cloud: TestCloud,
+  name: string,
+  labels: Record<string, string>,
+): Promise<string> {
+  const { loadBalancer } = await cloud.client.createLoadBalancer({
+    zone: "de-fsn1",
+    name,
+    network_id: "net-1",
+    labels,
+    public_ipv4: false,
+  });
+  return loadBalancer.id;
+}

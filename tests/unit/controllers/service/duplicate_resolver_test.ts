@@ -19,22 +19,11 @@ import { MetricsRegistry } from "../../../../lib/runtime/metrics.ts";
 import { eventually } from "../../../support/wait/eventually.ts";
 import { FakeStore } from "../../../support/fakes/fake_cluster.ts";
 import { slimService } from "../../../support/fakes/slim_service.ts";
-import { startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
 
 const PERIOD_MS = 1_000;
 const UID = "uid-unit";
 const ours = (name: string) => ({ ...loadBalancerLabels("unit", "default", name), [CLUSTER_UID_LABEL]: UID });
-
-async function createLoadBalancer(cloud: TestCloud, name: string, labels: Record<string, string>): Promise<string> {
-  const { loadBalancer } = await cloud.client.createLoadBalancer({
-    zone: "de-fsn1",
-    name,
-    network_id: "net-1",
-    labels,
-    public_ipv4: false,
-  });
-  return loadBalancer.id;
-}
 
 /** The load balancer's IPv6 address once it runs. */
 async function addressOf(cloud: TestCloud, id: string): Promise<string> {
@@ -61,14 +50,18 @@ function live(cloud: TestCloud, id: string): boolean {
 Deno.test("the one the status shows stays; the other goes a period later, never during an outage or on a partial list", async () => {
   await using cloud = await startTestCloud();
   const sim = cloud.simulator.sim;
-  const older = await createLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
-  const newer = await createLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
-  const foreign = await createLoadBalancer(cloud, "k8s-unit-default-web", {
+  const older = await createLabelledLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
+  const newer = await createLabelledLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
+  const foreign = await createLabelledLoadBalancer(cloud, "k8s-unit-default-web", {
     ...loadBalancerLabels("unit", "default", "web"),
     [CLUSTER_UID_LABEL]: "uid-other",
   });
-  const legacy = await createLoadBalancer(cloud, "k8s-unit-default-web", loadBalancerLabels("unit", "default", "web"));
-  const unlabelled = await createLoadBalancer(cloud, "k8s-unit-default-web", {});
+  const legacy = await createLabelledLoadBalancer(
+    cloud,
+    "k8s-unit-default-web",
+    loadBalancerLabels("unit", "default", "web"),
+  );
+  const unlabelled = await createLabelledLoadBalancer(cloud, "k8s-unit-default-web", {});
   const services = new FakeStore<SlimService>(objectKey);
   services.put(slimService({ namespace: "default", name: "web", ingress: [{ ip: await addressOf(cloud, newer) }] }));
   const events = recordingSink();
@@ -121,9 +114,9 @@ Deno.test("the one the status shows stays; the other goes a period later, never 
 
 Deno.test("a pinned load balancer stays over the status; duplicates go with the leak sweep off; a dry run only reports", async () => {
   await using cloud = await startTestCloud();
-  const older = await createLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
-  const newer = await createLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
-  const leaked = await createLoadBalancer(cloud, "k8s-unit-default-gone", ours("gone"));
+  const older = await createLabelledLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
+  const newer = await createLabelledLoadBalancer(cloud, "k8s-unit-default-web", ours("web"));
+  const leaked = await createLabelledLoadBalancer(cloud, "k8s-unit-default-gone", ours("gone"));
   const services = new FakeStore<SlimService>(objectKey);
   // The status still shows the older one's address, but the Service now names the newer one.
   services.put(slimService({

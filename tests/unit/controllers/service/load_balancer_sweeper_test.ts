@@ -14,20 +14,9 @@ import { loadBalancerLabels } from "../../../../lib/provider/service/load_balanc
 import { eventually } from "../../../support/wait/eventually.ts";
 import { FakeStore } from "../../../support/fakes/fake_cluster.ts";
 import { slimService } from "../../../support/fakes/slim_service.ts";
-import { startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
 
 const PERIOD_MS = 300;
-
-async function createLoadBalancer(cloud: TestCloud, name: string, labels: Record<string, string>): Promise<string> {
-  const { loadBalancer } = await cloud.client.createLoadBalancer({
-    zone: "de-fsn1",
-    name,
-    network_id: "net-1",
-    labels,
-    public_ipv4: false,
-  });
-  return loadBalancer.id;
-}
 
 Deno.test("nothing is swept while the Ankra Cloud API fails; then a leak goes after two fresh observations, nothing else", async () => {
   await using cloud = await startTestCloud();
@@ -35,9 +24,9 @@ Deno.test("nothing is swept while the Ankra Cloud API fails; then a leak goes af
   const services = new FakeStore<SlimService>(objectKey);
   services.put(slimService({ namespace: "default", name: "kept" }));
   const ours = (name: string) => ({ ...loadBalancerLabels("unit", "default", name), [CLUSTER_UID_LABEL]: "uid-unit" });
-  const leaked = await createLoadBalancer(cloud, "k8s-unit-default-gone", ours("gone"));
-  const kept = await createLoadBalancer(cloud, "k8s-unit-default-kept", ours("kept"));
-  const foreign = await createLoadBalancer(cloud, "k8s-unit-default-gone2", {
+  const leaked = await createLabelledLoadBalancer(cloud, "k8s-unit-default-gone", ours("gone"));
+  const kept = await createLabelledLoadBalancer(cloud, "k8s-unit-default-kept", ours("kept"));
+  const foreign = await createLabelledLoadBalancer(cloud, "k8s-unit-default-gone2", {
     ...loadBalancerLabels("unit", "default", "gone2"),
     [CLUSTER_UID_LABEL]: "uid-other",
   });
