@@ -21,7 +21,7 @@ import {
   serviceExists,
 } from "../support/controller/service_fixtures.ts";
 import { type RunningServiceController, startServiceController } from "../support/controller/service_controller.ts";
-import { createLabelledLoadBalancer, startTestCloud, TEST_TOKEN, type TestCloud } from "../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, startTestCloud, TEST_TOKEN } from "../support/cloud/simulator.ts";
 import { LoadBalancerSweeper, type SweepPass } from "../../lib/controllers/service/load_balancer_sweeper.ts";
 import { loadBalancerLabels } from "../../lib/provider/service/load_balancer_names.ts";
 import { MetricsRegistry } from "../../lib/runtime/metrics.ts";

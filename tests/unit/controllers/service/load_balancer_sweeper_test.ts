@@ -14,7 +14,7 @@ import { loadBalancerLabels } from "../../../../lib/provider/service/load_balanc
 import { eventually } from "../../../support/wait/eventually.ts";
 import { FakeStore } from "../../../support/fakes/fake_cluster.ts";
 import { slimService } from "../../../support/fakes/slim_service.ts";
-import { createLabelledLoadBalancer, startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, startTestCloud } from "../../../support/cloud/simulator.ts";
 
 const PERIOD_MS = 300;
 
