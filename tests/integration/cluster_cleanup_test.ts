@@ -23,7 +23,7 @@ import {
   ingressIps,
   NS,
 } from "../support/controller/service_fixtures.ts";
-import { TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -64,12 +64,9 @@ Deno.test("cleanup removes a cluster's load balancers and edge members, and noth
     }
     const ours = [...sim.loadBalancers.items.keys()];
     assert.equal(ours.length, 3);
-    const { loadBalancer: twin } = await env.cloud.client.createLoadBalancer({
-      zone: "de-fsn1",
-      name: "k8s-test-default-twin",
-      network_id: "net-1",
-      labels: { ...loadBalancerLabels("test", NS, names[0]), [CLUSTER_UID_LABEL]: "uid-of-another-cluster" },
-      public_ipv4: false,
+    const twin = await createLabelledLoadBalancer(env.cloud, "k8s-test-default-twin", {
+      ...loadBalancerLabels("test", NS, names[0]),
+      [CLUSTER_UID_LABEL]: "uid-of-another-cluster",
     });
     // The cluster is torn down without deleting its Services: the controller stops first.
     await env.stopController();
@@ -92,7 +89,7 @@ Deno.test("cleanup removes a cluster's load balancers and edge members, and noth
         `${id} gone`,
       );
     }
-    assert.ok((await env.cloud.client.getLoadBalancer(twin.id)).id, "the other cluster's load balancer stays");
+    assert.ok((await env.cloud.client.getLoadBalancer(twin)).id, "the other cluster's load balancer stays");
     assert.deepEqual(sim.edges.get("edge-1").members.map((m) => m.name), ["hand-made"]);
     for (const name of [...names, onEdge]) {
       const service = await getService(name);
@@ -108,12 +105,9 @@ Deno.test("cleanup removes a cluster's load balancers and edge members, and noth
 
     // By name alone: the other cluster's load balancer is all that carries the name now, so it is the one chosen
     // unless a UID is named. With a second UID present it stops and names both.
-    const { loadBalancer: third } = await env.cloud.client.createLoadBalancer({
-      zone: "de-fsn1",
-      name: "k8s-test-default-third",
-      network_id: "net-1",
-      labels: { ...loadBalancerLabels("test", NS, "x"), [CLUSTER_UID_LABEL]: "uid-of-a-third-cluster" },
-      public_ipv4: false,
+    const third = await createLabelledLoadBalancer(env.cloud, "k8s-test-default-third", {
+      ...loadBalancerLabels("test", NS, "x"),
+      [CLUSTER_UID_LABEL]: "uid-of-a-third-cluster",
     });
     const ambiguous = await cleanup(url, ["--cluster-name=test"]);
     assert.equal(ambiguous.code, 1);
@@ -121,8 +115,8 @@ Deno.test("cleanup removes a cluster's load balancers and edge members, and noth
     assert.match(ambiguous.text, /load balancers of 2 clusters carry --cluster-name test .*--cluster-uid/);
     const named = await cleanup(url, ["--cluster-name=test", "--cluster-uid=uid-of-a-third-cluster"]);
     assert.equal(named.code, 0, named.text);
-    assert.match(named.text, new RegExp(`delete load balancer ${third.id} `));
-    assert.ok(!named.text.includes(twin.id), "only the named cluster's");
+    assert.match(named.text, new RegExp(`delete load balancer ${third} `));
+    assert.ok(!named.text.includes(twin), "only the named cluster's");
   } finally {
     for (const name of [...names, onEdge]) await deleteService(name);
     await deleteNodes(nodes);

@@ -18,7 +18,14 @@ import { eventually } from "../support/wait/eventually.ts";
 import { kubeOk, kubeRequest } from "../support/http/kube_http.ts";
 import { addNodeServersTo, createNodes, deleteNodes } from "../support/controller/service_fixtures.ts";
 import { type RunningServiceController, startServiceController } from "../support/controller/service_controller.ts";
-import { createServedNode, startTestCloud, TEST_TOKEN, type TestCloud, testSeed } from "../support/cloud/simulator.ts";
+import {
+  createLabelledLoadBalancer,
+  createServedNode,
+  startTestCloud,
+  TEST_TOKEN,
+  type TestCloud,
+  testSeed,
+} from "../support/cloud/simulator.ts";
 
 /** A second operate token: cluster B's requests are told from cluster A's in the simulator's request log. */
 const TOKEN_B = "act_Y2x1c3Rlci1iLXRva2VuLW9wZXJhdGUteHh4eHh4";
@@ -109,14 +116,8 @@ Deno.test("a Go controller's load balancer gets the UID label in one PATCH; anot
   const nodes = await createNodes(2);
   const legacy = uniqueName("legacy");
   const twin = uniqueName("twin");
-  const make = async (name: string, labels: Record<string, string>) =>
-    (await cloud.client.createLoadBalancer({
-      zone: "de-fsn1",
-      name: loadBalancerName("test", "default", name),
-      network_id: "net-1",
-      labels,
-      public_ipv4: false,
-    })).loadBalancer.id;
+  const make = (name: string, labels: Record<string, string>) =>
+    createLabelledLoadBalancer(cloud, loadBalancerName("test", "default", name), labels);
   const legacyId = await make(legacy, loadBalancerLabels("test", "default", legacy));
   const otherUid = crypto.randomUUID();
   const twinId = await make(twin, { ...loadBalancerLabels("test", "default", twin), [CLUSTER_UID_LABEL]: otherUid });

@@ -120,7 +120,8 @@ export async function createServedNode(
 
 /**
  * Creates a load balancer in the simulator through its API with `labels`, in de-fsn1 on net-1 without a public IPv4,
- * as another controller, a script or a person would (the leak sweep's and the duplicate rule's tests); its id.
+ * as another controller, a script or a person would (the leak sweep, duplicate, cleanup, identity and directory tests);
+ * its id.
  */
 export async function createLabelledLoadBalancer(
   cloud: TestCloud,

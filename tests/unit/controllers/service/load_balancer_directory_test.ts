@@ -8,20 +8,14 @@ import { isNotFound } from "../../../../lib/cloud/errors.ts";
 import { LoadBalancerDirectory } from "../../../../lib/controllers/service/load_balancer_directory.ts";
 import { loadBalancerLabels, loadBalancerName } from "../../../../lib/provider/service/load_balancer_names.ts";
 import { eventually } from "../../../support/wait/eventually.ts";
-import { startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
+import { createLabelledLoadBalancer, startTestCloud, type TestCloud } from "../../../support/cloud/simulator.ts";
 
 const UID = "uid-this";
 const OTHER = "uid-other";
 
-async function make(cloud: TestCloud, service: string, labels: Record<string, string>): Promise<string> {
-  const { loadBalancer } = await cloud.client.createLoadBalancer({
-    zone: "de-fsn1",
-    name: loadBalancerName("prod", "shop", service),
-    network_id: "net-1",
-    labels,
-    public_ipv4: false,
-  });
-  return loadBalancer.id;
+/** Creates a load balancer named for Service shop/`service` of cluster prod, with `labels`; its id. */
+function make(cloud: TestCloud, service: string, labels: Record<string, string>): Promise<string> {
+  return createLabelledLoadBalancer(cloud, loadBalancerName("prod", "shop", service), labels);
 }
 
 function wanted(service: string) {
