@@ -11,6 +11,7 @@
 /** The files of the tier, relative to the repository. */
 export const OLD_VERSION_TESTS: readonly string[] = [
   "tests/integration/kube_client_test.ts",
+  "tests/integration/kube_events_test.ts",
   "tests/integration/node_initialisation_test.ts",
   "tests/integration/node_lifecycle_test.ts",
   "tests/integration/service_load_balancer_test.ts",

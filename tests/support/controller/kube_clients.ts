@@ -7,8 +7,22 @@
  * @module
  */
 import { KubeClient } from "../../../lib/kube/client.ts";
+import type { KubeConnectionConfig } from "../../../lib/kube/kubeconfig.ts";
 import type { SharedControlPlane } from "../control_plane/control_plane.ts";
 import { controllerToken } from "./controller_identity.ts";
+
+/** How the control plane's admin connects: its bearer token, trusting the plane's CA. */
+export function adminConnection(plane: SharedControlPlane): KubeConnectionConfig {
+  return { server: plane.url, caCerts: [plane.caCert], auth: { kind: "token", token: plane.token }, source: "test" };
+}
+
+/** A client of the control plane's admin with the client's own defaults (rate limit included) unless `options` says. */
+export function adminKubeClient(
+  plane: SharedControlPlane,
+  options: ConstructorParameters<typeof KubeClient>[1] = {},
+): KubeClient {
+  return new KubeClient(adminConnection(plane), options);
+}
 
 /** The two clients of a test; {@linkcode TestKubeClients.close} closes both. */
 export interface TestKubeClients {

@@ -60,7 +60,7 @@ Deno.test("two servers with the node's hostname: one Warning telling the user to
   assert.equal(node.providerID, undefined);
   const events = env.eventsOf("twin").filter((e) => e.reason === "AmbiguousHostname");
   // Each retry repeats the same Warning, word for word: the recorder aggregates it into one Event with a count
-  // (tests/integration/kube_client_test.ts).
+  // (tests/integration/kube_events_test.ts).
   assert.equal(new Set(events.map((e) => `${e.type} ${e.message}`)).size, 1, "one Warning, repeated as it is");
   assert.equal(events[0].type, "Warning");
   assert.match(
