@@ -71,8 +71,8 @@ try {
 
 const rows = rounds.flatMap((r, i) =>
   r.events.map((e) =>
-    `| ${i + 1} | ${e.what} | ${e.seconds.toFixed(1)} s | ${e.failed} of ${e.sent} | ${
-      e.answeredAfter ? "yes" : "no"
+    `| ${i + 1} | ${e.what} | ${e.seconds.toFixed(1)} s | ${e.failed} of ${e.sent} | ${e.slowestMs} ms | ${
+      e.answeredAfter ? `yes, in ${e.after.ms} ms` : `no: ${e.after.problem}`
     } |`
   )
 );
@@ -87,8 +87,8 @@ const report = [
   "member set is right. Health checks every 1 s, rise 2; `--member-drain-period` 30 s (the default), so an excluded " +
   "node stays a member at weight 0 for 30 s before it is removed.",
   "",
-  "| Round | Event | Member set right after | Requests failed | Answered after |",
-  "| ---: | --- | ---: | ---: | --- |",
+  "| Round | Event | Member set right after | Requests failed | Slowest answer | Answered after |",
+  "| ---: | --- | ---: | ---: | ---: | --- |",
   ...rows,
   "",
   `Node b went NotReady ${rounds.map((r) => `${r.notReadySeconds.toFixed(1)} s`).join(", ")} after its kubelet ` +

@@ -98,8 +98,13 @@ Deno.test({
   );
   let failedStep: string | undefined;
   /** Each step checks that it cost no kube-proxy exit, or only those `allowed` names (by node index). */
-  const step = (name: string, body: () => Promise<void>, allowed?: (exits: SupervisedExit[][]) => string | undefined) =>
-    t.step({
+  const step = (
+    name: string,
+    body: () => Promise<void>,
+    allowed?: (exits: SupervisedExit[][]) => string | undefined,
+  ) => {
+    if (failedStep !== undefined) console.log(`ignored: "${name}", because the step "${failedStep}" failed`);
+    return t.step({
       name,
       ignore: failedStep !== undefined,
       fn: async () => {
@@ -124,6 +129,7 @@ Deno.test({
         }
       },
     });
+  };
   let leftovers: string[] = [];
   try {
     await step(
@@ -417,7 +423,12 @@ Deno.test({
           `node events (node b NotReady ${notReadySeconds.toFixed(1)} s after its kubelet stopped):\n  ` +
             describeNodeEvents(events).join("\n  "),
         );
-        for (const e of events) assert.ok(e.answeredAfter, `the Service does not answer after: ${e.what}`);
+        for (const e of events) {
+          assert.ok(
+            e.answeredAfter,
+            `the Service does not answer after: ${e.what} (${e.after.problem}, ${e.after.ms} ms)`,
+          );
+        }
       },
       // Deleting node b's Node ends its kube-proxy (as it does on any cluster); the Node that registers again is
       // initialised again, which may change node b's kube-proxy IPs once more. Node a's kube-proxy never exits.

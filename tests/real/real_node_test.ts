@@ -78,8 +78,9 @@ Deno.test({
   let leftovers: string[] = [];
   // Each step builds on the ones before: after a failure the rest are reported as ignored, not as failures of their own.
   let failedStep: string | undefined;
-  const step = (name: string, body: () => Promise<void>) =>
-    t.step({
+  const step = (name: string, body: () => Promise<void>) => {
+    if (failedStep !== undefined) console.log(`ignored: "${name}", because the step "${failedStep}" failed`);
+    return t.step({
       name,
       ignore: failedStep !== undefined,
       fn: async () => {
@@ -97,6 +98,7 @@ Deno.test({
         }
       },
     });
+  };
 
   try {
     await timed("image and chart pushed", async () => {

@@ -2,14 +2,24 @@
  * A node leaving and joining the real two-node cluster while requests run through a Service's load balancer — the
  * events the real-cluster test asserts on and `bench/node_events_bench.ts` measures: the exclusion label set on the
  * second node (and removed), its kubelet stopped until the Node is NotReady and the Node then deleted, its kubelet
- * started again (the Node registers anew). Per event: the time until the load balancer's member set is right, and the
- * requests (20/s, one connection each) sent and failed meanwhile.
+ * started again (the Node registers anew). Per event: the time until the load balancer's member set is right, the
+ * requests (20/s, one connection each) sent and failed meanwhile and the slowest answer, and one request sent once the
+ * member set is right. That request is allowed as long as the stream's ({@linkcode STREAM_REQUEST_TIMEOUT_MS}): a
+ * member added before its node forwards (node b's kube-proxy starts again after its Node was deleted, while its old
+ * rules still point at a pod that is gone) costs a connect that fails or times out (up to 5 s) before the load balancer
+ * sends the request to the other member.
  *
  * @module
  */
 import { kubeOk } from "../http/kube_http.ts";
 import type { RealCluster } from "./real_cluster.ts";
-import { memberStates, requestHostname, startRequestStream } from "./real_cluster_traffic.ts";
+import {
+  memberStates,
+  requestOnce,
+  type RequestOutcome,
+  startRequestStream,
+  STREAM_REQUEST_TIMEOUT_MS,
+} from "./real_cluster_traffic.ts";
 import { lbOfService } from "./real_cluster_workloads.ts";
 import { waitFor } from "../real_node/real_node_objects.ts";
 
@@ -23,8 +33,12 @@ export interface NodeEvent {
   sent: number;
   /** Requests that failed meanwhile. */
   failed: number;
-  /** The Service answered a request right after. */
+  /** The slowest answer meanwhile, in milliseconds. */
+  slowestMs: number;
+  /** The Service answered the request sent once the member set was right. */
   answeredAfter: boolean;
+  /** That request: its answer or what went wrong, and how long it took. */
+  after: RequestOutcome;
 }
 
 /** Requests per second through each event. */
@@ -56,8 +70,16 @@ export async function runNodeEvents(
     });
     const seconds = (performance.now() - started) / 1000;
     const totals = await stream.stop();
-    const answeredAfter = (await requestHostname(address, 80)) !== undefined;
-    events.push({ what, seconds, sent: totals.sent, failed: totals.failed, answeredAfter });
+    const after = await requestOnce(address, 80, STREAM_REQUEST_TIMEOUT_MS);
+    events.push({
+      what,
+      seconds,
+      sent: totals.sent,
+      failed: totals.failed,
+      slowestMs: totals.slowestMs,
+      answeredAfter: after.name !== undefined,
+      after,
+    });
   };
   const label = (value: string | null) =>
     kubeOk(plane, "PATCH", `/api/v1/nodes/${b.name}`, {
@@ -83,7 +105,17 @@ export async function runNodeEvents(
   return { events, notReadySeconds };
 }
 
-/** One line per event: `<what>: members right after <s> s, <failed> of <sent> failed`. */
+/**
+ * One line per event: `<what>: members right after <s> s, <failed> of <sent> failed (slowest <ms> ms); then answered in
+ * <ms> ms` (or what went wrong with that request).
+ */
 export function describeNodeEvents(events: NodeEvent[]): string[] {
-  return events.map((e) => `${e.what}: members right after ${e.seconds.toFixed(1)} s, ${e.failed} of ${e.sent} failed`);
+  return events.map((e) =>
+    `${e.what}: members right after ${
+      e.seconds.toFixed(1)
+    } s, ${e.failed} of ${e.sent} failed (slowest ${e.slowestMs} ms); ` +
+    (e.after.name
+      ? `then answered in ${e.after.ms} ms`
+      : `then not answered: ${e.after.problem} after ${e.after.ms} ms`)
+  );
 }
