@@ -72,7 +72,7 @@ try {
 const rows = rounds.flatMap((r, i) =>
   r.events.map((e) =>
     `| ${i + 1} | ${e.what} | ${e.seconds.toFixed(1)} s | ${e.failed} of ${e.sent} | ${e.slowestMs} ms | ${
-      e.answeredAfter ? `yes, in ${e.after.ms} ms` : `no: ${e.after.problem}`
+      e.after.name !== undefined ? `yes, in ${e.after.ms} ms` : `no: ${e.after.problem}`
     } |`
   )
 );

@@ -51,6 +51,7 @@ import { testImageLayout } from "../support/image/test_image.ts";
 import { memberStates, requestHostname, startRequestStream } from "../support/real_cluster/real_cluster_traffic.ts";
 import type { SupervisedExit } from "../support/real_node/supervised_process.ts";
 import { followsTheK3sGuide } from "../support/real_cluster/real_cluster_k3s_guide.ts";
+import { stepsInOrder } from "../support/real_node/steps_in_order.ts";
 import {
   excludedNodeLeaves,
   localKeepsClientAddress,
@@ -96,40 +97,27 @@ Deno.test({
         .join(", ")
     }${cluster.nodes.flatMap((n) => describe(n.kubeProxy.exits)).map((l) => `\n  ${l}`).join("")}`,
   );
-  let failedStep: string | undefined;
+  const inOrder = stepsInOrder(t, async () => {
+    const pods = await cluster.kubectl(["get", "pods,services,nodes", "-A", "-o", "wide"]).catch(() => undefined);
+    console.error(`--- objects\n${pods?.text}\n${await cluster.logs()}`);
+  });
   /** Each step checks that it cost no kube-proxy exit, or only those `allowed` names (by node index). */
   const step = (
     name: string,
     body: () => Promise<void>,
     allowed?: (exits: SupervisedExit[][]) => string | undefined,
-  ) => {
-    if (failedStep !== undefined) console.log(`ignored: "${name}", because the step "${failedStep}" failed`);
-    return t.step({
-      name,
-      ignore: failedStep !== undefined,
-      fn: async () => {
-        const started = performance.now();
-        const before = exitsOf();
-        try {
-          await body();
-          const during = cluster.nodes.map((n, i) => n.kubeProxy.exits.slice(before[i]));
-          const problem = allowed
-            ? allowed(during)
-            : during.some((e) => e.length > 0)
-            ? `kube-proxy exited during the step: ${JSON.stringify(during.map(describe))}`
-            : undefined;
-          assert.equal(problem, undefined);
-        } catch (cause) {
-          failedStep = name;
-          const pods = await cluster.kubectl(["get", "pods,services,nodes", "-A", "-o", "wide"]).catch(() => undefined);
-          console.error(`--- objects\n${pods?.text}\n${await cluster.logs()}`);
-          throw cause;
-        } finally {
-          console.log(`${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-        }
-      },
+  ) =>
+    inOrder(name, async () => {
+      const before = exitsOf();
+      await body();
+      const during = cluster.nodes.map((n, i) => n.kubeProxy.exits.slice(before[i]));
+      const problem = allowed
+        ? allowed(during)
+        : during.some((e) => e.length > 0)
+        ? `kube-proxy exited during the step: ${JSON.stringify(during.map(describe))}`
+        : undefined;
+      assert.equal(problem, undefined);
     });
-  };
   let leftovers: string[] = [];
   try {
     await step(
@@ -425,7 +413,7 @@ Deno.test({
         );
         for (const e of events) {
           assert.ok(
-            e.answeredAfter,
+            e.after.name !== undefined,
             `the Service does not answer after: ${e.what} (${e.after.problem}, ${e.after.ms} ms)`,
           );
         }

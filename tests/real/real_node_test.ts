@@ -28,6 +28,7 @@ import {
 } from "../support/real_node/real_node_objects.ts";
 import { serverSeed, startTestCloud, TEST_TOKEN, testSeed } from "../support/cloud/simulator.ts";
 import { testImageLayout } from "../support/image/test_image.ts";
+import { stepsInOrder } from "../support/real_node/steps_in_order.ts";
 import {
   CHART_HOST_PORT,
   CHART_NAMESPACE,
@@ -77,28 +78,11 @@ Deno.test({
   const local = `${node.registry.url}/library/ankra-cloud-ccm`;
   let leftovers: string[] = [];
   // Each step builds on the ones before: after a failure the rest are reported as ignored, not as failures of their own.
-  let failedStep: string | undefined;
-  const step = (name: string, body: () => Promise<void>) => {
-    if (failedStep !== undefined) console.log(`ignored: "${name}", because the step "${failedStep}" failed`);
-    return t.step({
-      name,
-      ignore: failedStep !== undefined,
-      fn: async () => {
-        const started = performance.now();
-        try {
-          await body();
-        } catch (cause) {
-          failedStep = name;
-          const pods = await node.kubectl(["-n", NS, "describe", "pods", "-l", SELECTOR]).catch(() => undefined);
-          const log = await node.kubectl(["-n", NS, "logs", "-l", SELECTOR, "--tail=40"]).catch(() => undefined);
-          console.error(`--- pods\n${pods?.text}\n--- controller log\n${log?.text}\n${await node.logs()}`);
-          throw cause;
-        } finally {
-          console.log(`${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-        }
-      },
-    });
-  };
+  const step = stepsInOrder(t, async () => {
+    const pods = await node.kubectl(["-n", NS, "describe", "pods", "-l", SELECTOR]).catch(() => undefined);
+    const log = await node.kubectl(["-n", NS, "logs", "-l", SELECTOR, "--tail=40"]).catch(() => undefined);
+    console.error(`--- pods\n${pods?.text}\n--- controller log\n${log?.text}\n${await node.logs()}`);
+  });
 
   try {
     await timed("image and chart pushed", async () => {

@@ -35,9 +35,7 @@ export interface NodeEvent {
   failed: number;
   /** The slowest answer meanwhile, in milliseconds. */
   slowestMs: number;
-  /** The Service answered the request sent once the member set was right. */
-  answeredAfter: boolean;
-  /** That request: its answer or what went wrong, and how long it took. */
+  /** The request sent once the member set was right: its answer (the Service answered) or what went wrong. */
   after: RequestOutcome;
 }
 
@@ -77,7 +75,6 @@ export async function runNodeEvents(
       sent: totals.sent,
       failed: totals.failed,
       slowestMs: totals.slowestMs,
-      answeredAfter: after.name !== undefined,
       after,
     });
   };
@@ -114,7 +111,7 @@ export function describeNodeEvents(events: NodeEvent[]): string[] {
     `${e.what}: members right after ${
       e.seconds.toFixed(1)
     } s, ${e.failed} of ${e.sent} failed (slowest ${e.slowestMs} ms); ` +
-    (e.after.name
+    (e.after.name !== undefined
       ? `then answered in ${e.after.ms} ms`
       : `then not answered: ${e.after.problem} after ${e.after.ms} ms`)
   );
