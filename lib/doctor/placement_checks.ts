@@ -28,7 +28,8 @@ import {
   serverNetworks,
 } from "../provider/service/load_balancer_network.ts";
 import { matchServer, serverLookup, type ServerMatch } from "../provider/server_match.ts";
-import { eligibleNodes, type HighAvailabilityMode } from "../provider/service/service_plan.ts";
+import type { HighAvailabilityMode } from "../provider/service/service_plan.ts";
+import { eligibleNodes } from "../provider/service/service_nodes.ts";
 import type { Fetched } from "./fetched.ts";
 import {
   type CheckName,

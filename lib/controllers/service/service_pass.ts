@@ -27,12 +27,8 @@ import { recordedGroupOf } from "../../provider/service/share_groups.ts";
 import { waitingState } from "../../provider/service/ready_condition.ts";
 import { decideService } from "../../provider/service/service_decision.ts";
 import { ingressIpMode, type IngressStyle, ingressStyle } from "../../provider/service/service_ingress.ts";
-import {
-  MEMBERS_NOTICE_TOPIC,
-  type NodeFacts,
-  nodeFacts,
-  type ServiceIntent,
-} from "../../provider/service/service_plan.ts";
+import { MEMBERS_NOTICE_TOPIC, type ServiceIntent } from "../../provider/service/service_plan.ts";
+import { type NodeFacts, nodeFacts } from "../../provider/service/service_nodes.ts";
 import { servingModeOf } from "../../provider/service/serving_mode.ts";
 import { describePlannedChange, type SeenPlannedChange } from "../../provider/node/planned_change.ts";
 import type { ReconcileResult } from "../../runtime/work_queue.ts";

@@ -12,7 +12,7 @@
  */
 import type { SlimNode, SlimService } from "../../kube/slim.ts";
 import { classifyProviderId } from "../provider_id.ts";
-import { eligibleNodes } from "./service_plan.ts";
+import { eligibleNodes } from "./service_nodes.ts";
 
 /** True when the Service asks for `externalTrafficPolicy: Local`. */
 export function isLocalTraffic(service: Pick<SlimService, "externalTrafficPolicy">): boolean {

@@ -7,7 +7,7 @@
  * @module
  */
 import type { SlimNode, SlimService } from "../../kube/slim.ts";
-import { AUTOSCALER_TAINT } from "./service_plan.ts";
+import { AUTOSCALER_TAINT } from "./service_nodes.ts";
 import { SHUTDOWN_TAINT, UNINITIALIZED_TAINT } from "../node/node_plan.ts";
 
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {

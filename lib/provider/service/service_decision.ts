@@ -22,11 +22,9 @@ import { type AllowedResources, withinAllowedResources } from "./allowed_resourc
 import { matchesSelector } from "./label_selector.ts";
 import { trafficNodes } from "./local_traffic.ts";
 import { selectMembers } from "./member_selection.ts";
+import { eligibleNodes, type NodeFacts, nodeFactsOf } from "./service_nodes.ts";
 import {
-  eligibleNodes,
   MEMBERS_NOTICE_TOPIC,
-  type NodeFacts,
-  nodeFacts,
   type Notice,
   serviceFamilies,
   type ServiceIntent,
@@ -55,7 +53,7 @@ export function decideService(
   options: DecisionOptions,
 ): ServiceIntent {
   const { readyNodes, allowed, leaving, ...planOptions } = options;
-  const facts = Array.isArray(nodes) ? nodeFacts(nodes) : nodes as NodeFacts;
+  const facts = nodeFactsOf(nodes);
   const intent = narrowed(service, serviceIntent(service, facts, planOptions), facts, { readyNodes, leaving });
   return allowed ? withinAllowedResources(intent, allowed) : intent;
 }

@@ -6,7 +6,7 @@ import { lifecycleAction } from "../../../lib/provider/node/node_lifecycle.ts";
 import { isUnmanagedNode } from "../../../lib/provider/node_management.ts";
 import { SHUTDOWN_TAINT } from "../../../lib/provider/node/node_plan.ts";
 import { nodeChangeMatters } from "../../../lib/provider/service/service_changes.ts";
-import { eligibleNodes } from "../../../lib/provider/service/service_plan.ts";
+import { eligibleNodes } from "../../../lib/provider/service/service_nodes.ts";
 
 const NODE: SlimNode = {
   name: "onprem-1",
