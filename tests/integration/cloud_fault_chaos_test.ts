@@ -92,6 +92,7 @@ function nextFault(pick: () => number): [string, Fault] {
 Deno.test("two minutes of cloud faults: no duplicate load balancer is left, and every Service converges", async () => {
   const seed = Number(Deno.env.get("CHAOS_SEED") ?? Math.floor(Math.random() * 1_000_000));
   const pick = random(seed);
+  console.log(`chaos seed ${seed} (CHAOS_SEED=${seed} replays its choice of faults)`);
   await using cloud = await startTestCloud(testSeed({
     settings: { load_balancer_quota: 40 },
     edges: [{ id: "edge-1", network_id: "net-1", roles: ["load_balancer"], placement: "combined" }],
@@ -235,7 +236,9 @@ Deno.test("two minutes of cloud faults: no duplicate load balancer is left, and 
     ).catch(() => {
       const failures = replica.lines.filter((l) => /reconcile failed/.test(l.text)).slice(-15);
       throw new Error(
-        `not converged ${CONVERGE_MS / 1000} s after the faults were cleared: ${last.join("; ")}\n` +
+        `chaos seed ${seed}: not converged ${CONVERGE_MS / 1000} s after the faults were cleared: ${
+          last.join("; ")
+        }\n` +
           failures.map((l) => l.text).join("\n"),
       );
     });
